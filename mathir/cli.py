@@ -1,0 +1,159 @@
+"""The ``mathir`` command: a thin layer that parses arguments and calls the library."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from mathir.errors import InputError
+
+FORMATS = ("table", "markdown", "latex", "json")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mathir", description="Math-aware retrieval experiments.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(sp, data=True):
+        sp.add_argument("--quiet", action="store_true", help="no progress bars")
+        if data:
+            sp.add_argument("--data", help="directory with the official files (default: embedded sample)")
+            sp.add_argument("--collection", help="collection file/directory (default: found under --data)")
+            g = sp.add_mutually_exclusive_group()
+            g.add_argument("--year", help="evaluation year (ARQMath: 2020, 2021, 2022)")
+            g.add_argument("--split", help="split (WorldTree, word problems)")
+
+    sp = sub.add_parser("demo", help="every task on the embedded samples")
+    sp.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
+    sp.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    sp = sub.add_parser("experiment", help="index, run the task's pipelines, compare them")
+    sp.add_argument("task")
+    common(sp)
+    sp.add_argument("--pipelines", help="comma-separated pipeline names (default: the task's)")
+    sp.add_argument("--out", default="runs", help="output folder for run files (default: runs)")
+    sp.add_argument("--index", help="index directory (default: under OUT/.index)")
+    sp.add_argument("--format", choices=FORMATS, default="table")
+
+    sp = sub.add_parser("index", help="build (or reuse) the task's index")
+    sp.add_argument("task")
+    common(sp)
+    sp.add_argument("--index", required=True, help="index directory")
+
+    sp = sub.add_parser("run", help="run one pipeline and write its run file")
+    sp.add_argument("task")
+    common(sp)
+    sp.add_argument("--pipeline", required=True)
+    sp.add_argument("--index", help="index directory (default: under the run's folder)")
+    sp.add_argument("--out", required=True, help="run file to write")
+    sp.add_argument("--run-format", choices=("arqmath", "trec"), default="arqmath")
+
+    sp = sub.add_parser("evaluate", help="evaluate run files with the task's measures")
+    sp.add_argument("task")
+    sp.add_argument("--qrels", required=True)
+    sp.add_argument("--format", choices=FORMATS, default="table")
+    sp.add_argument("runs", nargs="+", metavar="RUN")
+    return p
+
+
+def _data(task, args):
+    return task.data(args.data, args.year or args.split, args.collection)
+
+
+def _cmd_demo(args) -> None:
+    from mathir.evaluation.tables import format_table
+    from mathir.tasks import TASKS, run_experiment
+
+    for name, task in TASKS.items():
+        res = run_experiment(task, out=args.out, quiet=args.quiet)
+        print(f"== {name} ({task.description}) on the embedded sample ==")
+        print(format_table(res.table, "table"))
+        for pipe, path in res.runs.items():
+            print(f"  {pipe}: {path}")
+        print()
+
+
+def _cmd_experiment(args) -> None:
+    from mathir.evaluation.tables import format_table
+    from mathir.tasks import get_task, run_experiment
+
+    task = get_task(args.task)
+    pipes = [p.strip() for p in args.pipelines.split(",") if p.strip()] if args.pipelines else None
+    res = run_experiment(task, _data(task, args), pipes, out=args.out, index_dir=args.index,
+                         quiet=args.quiet)
+    if res.table is None:
+        print("no qrels for these topics; runs written:", file=sys.stderr)
+    else:
+        print(format_table(res.table, args.format))
+    if args.format != "json":
+        for pipe, path in res.runs.items():
+            print(f"{pipe}: {path} ({res.seconds[pipe]:.1f}s)", file=sys.stderr)
+
+
+def _cmd_index(args) -> None:
+    from mathir.tasks import get_task
+
+    task = get_task(args.task)
+    idx = task.index(_data(task, args), args.index, quiet=args.quiet)
+    print(f"{idx.path}: {idx.num_docs} documents")
+
+
+def _cmd_run(args) -> None:
+    from mathir.tasks import get_task
+
+    task = get_task(args.task)
+    data = _data(task, args)
+    out = Path(args.out)
+    index = task.index(data, args.index, quiet=args.quiet, cache_root=out.parent / ".index")
+    topics = task.read_topics(data.topics)
+    pipe = task.pipeline(args.pipeline, index, verbose=not args.quiet)
+    results = pipe.transform(topics)
+    task.write_run(results, out, name=out.stem, format=args.run_format, topics=topics["qid"])
+    print(f"{out}: {results['qid'].nunique()} topics")
+
+
+def _cmd_evaluate(args) -> None:
+    from mathir.evaluation.tables import format_table
+    from mathir.tasks import evaluate_runs
+
+    print(format_table(evaluate_runs(args.task, args.qrels, args.runs), args.format))
+
+
+COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,
+            "run": _cmd_run, "evaluate": _cmd_evaluate}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``mathir`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.version:
+        from mathir import __version__
+
+        print(__version__)
+        return 0
+    if not args.command:
+        _parser().print_help()
+        return 2
+    if getattr(args, "quiet", False):
+        os.environ["TQDM_DISABLE"] = "1"
+    warnings.simplefilter("default")
+    warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
+    try:
+        COMMANDS[args.command](args)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

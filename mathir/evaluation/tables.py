@@ -1,0 +1,64 @@
+"""Comparison tables as terminal text, Markdown, LaTeX (booktabs) or JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+FORMATS = ("table", "markdown", "latex", "json")
+
+
+def _cells(table: pd.DataFrame, digits: int) -> list[list[str]]:
+    return [[f"{v:.{digits}f}" for v in row] for row in table.to_numpy(dtype=float)]
+
+
+def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4) -> str:
+    """Render a run x measure table.
+
+    ``json`` gives ``{run: {measure: value}}``; ``latex`` puts the best value of each
+    column in bold.
+
+    >>> t = pd.DataFrame({"nDCG'": [0.5, 0.25]}, index=["bm25", "tfidf"])
+    >>> print(format_table(t, "markdown", digits=3))
+    | run   |   nDCG' |
+    |:------|--------:|
+    | bm25  |   0.500 |
+    | tfidf |   0.250 |
+    """
+    if fmt == "json":
+        return json.dumps({str(r): {str(m): float(v) for m, v in row.items()}
+                           for r, row in table.iterrows()}, indent=2)
+    names = [str(i) for i in table.index]
+    measures = [str(c) for c in table.columns]
+    cells = _cells(table, digits)
+    if fmt == "latex":
+        best = table.max(axis=0)
+        lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
+                 " & ".join(["Run"] + [m.replace("'", "$'$") for m in measures]) + r" \\",
+                 r"\midrule"]
+        for i, name in enumerate(names):
+            vals = []
+            for j, m in enumerate(table.columns):
+                c = cells[i][j]
+                vals.append(rf"\textbf{{{c}}}" if table.iloc[i, j] == best[m] else c)
+            lines.append(" & ".join([name.replace("_", r"\_")] + vals) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        return "\n".join(lines)
+    if fmt == "markdown":
+        w0 = max(len("run"), *(len(n) for n in names))
+        ws = [max(len(m), digits + 2) + 2 for m in measures]
+        out = ["| " + "run".ljust(w0) + " | " + " | ".join(m.rjust(w) for m, w in zip(measures, ws, strict=True)) + " |",
+               "|:" + "-" * w0 + "-|" + "|".join("-" * (w + 1) + ":" for w in ws) + "|"]
+        for name, row in zip(names, cells, strict=True):
+            out.append("| " + name.ljust(w0) + " | " + " | ".join(c.rjust(w) for c, w in zip(row, ws, strict=True)) + " |")
+        return "\n".join(out)
+    if fmt == "table":
+        w0 = max(len("run"), *(len(n) for n in names))
+        ws = [max(len(m), digits + 2) for m in measures]
+        out = ["run".ljust(w0) + "  " + "  ".join(m.rjust(w) for m, w in zip(measures, ws, strict=True))]
+        out.append("-" * len(out[0]))
+        for name, row in zip(names, cells, strict=True):
+            out.append(name.ljust(w0) + "  " + "  ".join(c.rjust(w) for c, w in zip(row, ws, strict=True)))
+        return "\n".join(out)
+    raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")

@@ -1,0 +1,123 @@
+"""A scikit-learn TF-IDF index built from the term counts of the PISA index.
+
+Tokenising a million answers twice (once for PISA, once for scikit-learn) would double
+the indexing time, so the TF-IDF matrix is made from PISA's own uncompressed inverted
+files (``inv.docs``/``inv.freqs``: per term, its documents and counts). The weighting is
+scikit-learn's ``TfidfTransformer`` (smooth idf, l2-normalised rows), so a score is the
+cosine between query and answer. Tokens are PISA's (Porter2 stems); Terrier's stopwords
+are removed on both sides. Retrieval multiplies the query's few columns of a CSC
+matrix, so a query costs time proportional to its terms' posting lists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import TfidfTransformer
+
+from mathir.errors import InputError
+
+
+def _stop_stems(stemmer: str) -> set[str]:
+    import pyterrier_pisa
+    from pyterrier_pisa.stopwords import _STOPWORDS
+
+    return set(pyterrier_pisa.tokenize(" ".join(_STOPWORDS["terrier"]), stemmer))
+
+
+def _read_sequences(path: Path, skip_first: bool) -> tuple[np.ndarray, np.ndarray]:
+    """PISA's binary collection format: ``[n, v1..vn]*`` uint32 -> (lengths, values)."""
+    arr = np.fromfile(path, dtype=np.uint32)
+    pos = 2 if skip_first else 0  # inv.docs starts with the sequence [num_docs]
+    heads = []
+    # A Python loop over terms (not postings): sequences are self-delimiting.
+    n = len(arr)
+    while pos < n:
+        heads.append(pos)
+        pos += int(arr[pos]) + 1
+    heads = np.asarray(heads, dtype=np.int64)
+    lengths = arr[heads].astype(np.int64)
+    mask = np.ones(n, dtype=bool)
+    mask[heads] = False
+    if skip_first:
+        mask[:2] = False
+    return lengths, arr[mask]
+
+
+class TfidfIndex:
+    """TF-IDF document-term matrix (CSC), vocabulary and docnos, stored in a directory."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self.matrix = sparse.load_npz(self.path / "matrix.npz").tocsc()
+            terms = (self.path / "terms.txt").read_text(encoding="utf-8").split("\n")[:-1]
+            docnos = (self.path / "docnos.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        except OSError as e:
+            raise InputError(f"incomplete TF-IDF index: {e}", path=self.path) from None
+        self.vocabulary = {t: i for i, t in enumerate(terms)}
+        self.docnos = np.array(docnos, dtype=object)
+        self.idf = np.load(self.path / "idf.npy")
+        self.stemmer = (self.path / "stemmer.txt").read_text(encoding="utf-8").strip()
+        self._stops = _stop_stems(self.stemmer)
+
+    @staticmethod
+    def build_from_pisa(pisa_dir: str | Path, path: str | Path, stemmer: str = "porter2") -> int:
+        """Make the TF-IDF index of a built PISA index; returns the number of documents."""
+        pisa_dir, path = Path(pisa_dir), Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        num_docs = int(np.fromfile(pisa_dir / "inv.docs", dtype=np.uint32, count=2)[1])
+        lengths, docids = _read_sequences(pisa_dir / "inv.docs", skip_first=True)
+        _, freqs = _read_sequences(pisa_dir / "inv.freqs", skip_first=False)
+        terms = (pisa_dir / "fwd.terms").read_text(encoding="utf-8").split("\n")
+        terms = terms[: len(lengths)]
+        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        counts = sparse.csc_matrix((freqs.astype(np.float32), docids, indptr),
+                                   shape=(num_docs, len(lengths)))
+        stops = _stop_stems(stemmer)
+        keep = np.array([t not in stops for t in terms], dtype=np.float32)
+        counts = counts @ sparse.diags(keep)
+        tfidf = TfidfTransformer(norm="l2", smooth_idf=True)
+        matrix = tfidf.fit_transform(counts.tocsr()).astype(np.float32).tocsc()
+        sparse.save_npz(path / "matrix.npz", matrix, compressed=False)
+        np.save(path / "idf.npy", tfidf.idf_.astype(np.float32))
+        (path / "terms.txt").write_text("".join(t + "\n" for t in terms), encoding="utf-8")
+        docnos = (pisa_dir / "fwd.documents").read_text(encoding="utf-8").split("\n")[:num_docs]
+        (path / "docnos.txt").write_text("".join(d + "\n" for d in docnos), encoding="utf-8")
+        (path / "stemmer.txt").write_text(stemmer + "\n", encoding="utf-8")
+        return num_docs
+
+    def query_vector(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """Column ids and l2-normalised tf-idf weights of a query's known terms."""
+        import pyterrier_pisa
+
+        counts: dict[int, int] = {}
+        for t in pyterrier_pisa.tokenize(query, self.stemmer):
+            j = self.vocabulary.get(t)
+            if j is not None and t not in self._stops:
+                counts[j] = counts.get(j, 0) + 1
+        if not counts:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        cols = np.fromiter(counts, dtype=np.int64)
+        w = np.fromiter(counts.values(), dtype=np.float32) * self.idf[cols]
+        return cols, w / np.linalg.norm(w)
+
+    def search(self, query: str, num_results: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``num_results`` (docnos, cosine scores), best first; ties in index order.
+
+        Documents sharing no term with the query are not returned.
+        """
+        cols, w = self.query_vector(query)
+        if len(cols) == 0:
+            return np.empty(0, dtype=object), np.empty(0, dtype=np.float32)
+        scores = np.asarray(self.matrix[:, cols] @ w).ravel()
+        hits = np.flatnonzero(scores)
+        if len(hits) > num_results:
+            top = np.argpartition(-scores[hits], num_results - 1)[:num_results]
+            hits = hits[top]
+        order = np.lexsort((hits, -scores[hits]))
+        hits = hits[order]
+        return self.docnos[hits], scores[hits]

@@ -1,0 +1,154 @@
+"""ARQMath Task 1 run files.
+
+* ARQMath-2/3 (default when writing): ``topic post_id rank score run`` (5 columns, TAB).
+* ARQMath-1 / TREC: ``topic Q0 post_id rank score run`` (6 columns).
+
+Both are read (whitespace separated, CRLF tolerated). Documented behaviour on reading:
+
+* a non-numeric or NaN/infinite score, or a non-integer rank: :class:`InputError`
+  naming the line;
+* a repeated (topic, post) pair: the first occurrence is kept, later ones dropped;
+* more than :data:`MAX_RESULTS` rows for a topic: the best 1000 (by score, then rank)
+  are kept, as the official evaluation cuts at 1000;
+* ties in score are allowed; evaluation orders them as trec_eval does;
+* a topic absent from the given topics, or an empty file: :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from mathir.errors import InputError
+from mathir.storage import atomic_file
+from mathir.tabular import iter_fields
+
+MAX_RESULTS = 1000
+RUN_COLUMNS = ["qid", "docno", "rank", "score", "name"]
+FORMATS = ("arqmath", "trec")
+
+
+def _number(text: str, kind: type, what: str, path, lineno: int):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise InputError(f"{what} is not {'an integer' if kind is int else 'a number'}: {text!r}",
+                         path=path, line=lineno) from None
+    if kind is float and not math.isfinite(value):
+        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
+    return value
+
+
+def read_run(path: str | Path, topics: Iterable[str] | None = None,
+             max_results: int = MAX_RESULTS) -> pd.DataFrame:
+    """Read a Task 1 run (5- or 6-column format) into ``qid, docno, rank, score, name``.
+
+    ``topics`` (ids), when given, makes a topic outside them an error.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.tsv"
+    >>> _ = p.write_text("A.1\\t10\\t1\\t2.5\\tbm25\\nA.1\\t11\\t2\\t1.5\\tbm25\\n")
+    >>> read_run(p).docno.tolist()
+    ['10', '11']
+    """
+    known = set(topics) if topics is not None else None
+    rows = []
+    for lineno, fields in iter_fields(path, 5, 6, sep=None):
+        if len(fields) == 6:
+            if fields[1] != "Q0":
+                raise InputError(
+                    "6 columns must be 'topic Q0 post_id rank score run' (second column Q0)",
+                    path=path, line=lineno,
+                )
+            qid, _, docno, rank, score, name = fields
+        else:
+            qid, docno, rank, score, name = fields
+        if known is not None and qid not in known:
+            raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
+        rows.append((qid, docno, _number(rank, int, "rank", path, lineno),
+                     _number(score, float, "score", path, lineno), name.strip()))
+    if not rows:
+        raise InputError("run file is empty", path=path)
+    run = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    return _clean(run, max_results, source=str(path))
+
+
+def _clean(run: pd.DataFrame, max_results: int, source: str) -> pd.DataFrame:
+    n = len(run)
+    run = run.drop_duplicates(["qid", "docno"], keep="first")
+    if len(run) < n:
+        warnings.warn(f"{source}: dropped {n - len(run)} repeated (topic, document) rows",
+                      stacklevel=3)
+    run = run.sort_values(["qid", "score", "rank"], ascending=[True, False, True], kind="stable")
+    counts = run.groupby("qid", sort=False).cumcount()
+    if (counts >= max_results).any():
+        warnings.warn(f"{source}: kept the best {max_results} rows of topics with more",
+                      stacklevel=3)
+        run = run[counts < max_results]
+    return run.reset_index(drop=True)
+
+
+def validate_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
+                 max_results: int = MAX_RESULTS) -> pd.DataFrame:
+    """Check a result frame before writing: columns, finite scores, known topics.
+
+    Returns the frame with repeated documents dropped, ranks recomputed from scores,
+    and at most ``max_results`` rows per topic.
+    """
+    missing = {"qid", "docno", "score"} - set(run.columns)
+    if missing:
+        raise InputError(f"results lack columns {sorted(missing)}")
+    if run.empty:
+        raise InputError("no results to write (empty run)")
+    run = run.copy()
+    run["qid"] = run["qid"].astype(str)
+    run["docno"] = run["docno"].astype(str)
+    run["score"] = pd.to_numeric(run["score"], errors="coerce").astype(float)
+    bad = ~run["score"].map(math.isfinite)
+    if bad.any():
+        row = run[bad].iloc[0]
+        raise InputError(f"score of topic {row.qid} document {row.docno} is not finite")
+    if topics is not None:
+        unknown = sorted(set(run["qid"]) - set(topics))
+        if unknown:
+            raise InputError(f"results for topics not in the topics: {unknown[:5]}")
+    if "rank" not in run.columns:
+        run["rank"] = 0
+    if "name" not in run.columns:
+        run["name"] = "run"
+    run = _clean(run[RUN_COLUMNS], max_results, source="results")
+    run["rank"] = run.groupby("qid", sort=False).cumcount() + 1
+    return run
+
+
+def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
+              format: str = "arqmath", topics: Iterable[str] | None = None) -> Path:
+    """Write results atomically as an ARQMath-2/3 (``arqmath``) or TREC (``trec``) run.
+
+    Ranks start at 1 and follow the scores; ``name`` is the run tag (default: file stem).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "bm25.tsv"
+    >>> res = pd.DataFrame({"qid": ["A.1", "A.1"], "docno": ["7", "9"], "score": [1.0, 3.0]})
+    >>> _ = write_run(res, p)
+    >>> p.read_text().splitlines()[0]
+    'A.1\\t9\\t1\\t3.0\\tbm25'
+    """
+    if format not in FORMATS:
+        raise InputError(f"unknown run format {format!r}; expected one of {list(FORMATS)}")
+    path = Path(path)
+    tag = name or path.stem
+    if any(c.isspace() for c in tag) or not tag:
+        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    run = validate_run(run, topics)
+    with atomic_file(path) as f:
+        for qid, docno, rank, score in zip(run.qid, run.docno, run["rank"], run.score, strict=True):
+            if format == "trec":
+                f.write(f"{qid}\tQ0\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n")
+            else:
+                f.write(f"{qid}\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n")
+    return path

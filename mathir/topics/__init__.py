@@ -1,0 +1,5 @@
+"""Topic files to PyTerrier topic frames (``qid``, ``query``, ...)."""
+
+from mathir.topics.arqmath import read_task1_topics, read_task2_topics, read_topic_formulas
+
+__all__ = ["read_task1_topics", "read_task2_topics", "read_topic_formulas"]

@@ -1,0 +1,33 @@
+"""Shared fixtures: the embedded sample, a built sample index, and the real data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mathir.samples import arqmath_sample
+
+REAL_DATA = Path(os.environ.get("MATHIR_SHARED_DATA",
+                                Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def real_path(*parts: str) -> Path:
+    """A file of ../shared/data; skips the test (with the reason) when it is absent."""
+    p = REAL_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"real data not available: {p} (set MATHIR_SHARED_DATA or keep ../shared/data)")
+    return p
+
+
+@pytest.fixture(scope="session")
+def sample():
+    return arqmath_sample()
+
+
+@pytest.fixture(scope="session")
+def sample_index(sample, tmp_path_factory):
+    from mathir.indexing.answer_index import AnswerIndex
+
+    return AnswerIndex.build(sample.posts, tmp_path_factory.mktemp("idx") / "answers", quiet=True)

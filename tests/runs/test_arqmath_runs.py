@@ -1,0 +1,101 @@
+import warnings
+
+import pandas as pd
+import pytest
+
+from mathir.errors import InputError
+from mathir.runs.arqmath import read_run, validate_run, write_run
+from tests.conftest import real_path
+
+
+def results():
+    return pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["5", "7", "5"],
+                         "score": [0.5, 2.0, 1.0]})
+
+
+@pytest.mark.parametrize("fmt,first", [("arqmath", "A.1\t7\t1\t2.0\tmyrun"),
+                                       ("trec", "A.1\tQ0\t7\t1\t2.0\tmyrun")])
+def test_write_then_read_round_trip(tmp_path, fmt, first):
+    p = write_run(results(), tmp_path / "x.tsv", name="myrun", format=fmt)
+    assert p.read_text().splitlines()[0] == first
+    run = read_run(p)
+    assert run[["qid", "docno", "rank"]].values.tolist() == [["A.1", "7", 1], ["A.1", "5", 2], ["A.2", "5", 1]]
+    assert set(run.name) == {"myrun"}
+
+
+def test_default_run_name_is_file_stem(tmp_path):
+    p = write_run(results(), tmp_path / "bm25.tsv")
+    assert p.read_text().split("\n")[0].endswith("\tbm25")
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("A.1 5 one 1.0 r", "rank is not an integer: 'one'"),
+    ("A.1 5 1 high r", "score is not a number: 'high'"),
+    ("A.1 5 1 nan r", "score is not finite"),
+    ("A.1 X0 5 1 1.0 r", "6 columns must be .*second column Q0"),
+    ("A.1 5 1", "expected 5-6 columns"),
+])
+def test_bad_run_lines_name_file_and_line(tmp_path, line, msg):
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 4 1 2.0 r\n" + line + "\n")
+    with pytest.raises(InputError, match=f"r.tsv:2: {msg}"):  # noqa: B907
+        read_run(p)
+
+
+def test_unknown_topic_and_empty_run(tmp_path):
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 4 1 2.0 r\nA.99 4 1 2.0 r\n")
+    with pytest.raises(InputError, match=r"r.tsv:2: topic 'A.99' is not in the topics"):
+        read_run(p, topics=["A.1"])
+    p.write_text("\n\n")
+    with pytest.raises(InputError, match="run file is empty"):
+        read_run(p)
+
+
+def test_duplicates_keep_first_and_cap_at_1000(tmp_path):
+    p = tmp_path / "r.tsv"
+    lines = ["A.1 4 1 9.0 r", "A.1 4 2 1.0 r"] + [f"A.1 {i} {i} {-i} r" for i in range(10, 1200)]
+    p.write_text("\r\n".join(lines))  # CRLF, no final newline
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        run = read_run(p)
+    assert len(run) == 1000
+    assert run.iloc[0].docno == "4" and run.iloc[0].score == 9.0
+    assert any("repeated" in str(x.message) for x in w) and any("best 1000" in str(x.message) for x in w)
+
+
+def test_ties_are_kept(tmp_path):
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 4 1 1.0 r\nA.1 5 2 1.0 r\n")
+    assert read_run(p).docno.tolist() == ["4", "5"]
+
+
+def test_validate_refuses_nan_and_unknown_topics():
+    bad = results().assign(score=[1.0, float("nan"), 2.0])
+    with pytest.raises(InputError, match="not finite"):
+        validate_run(bad)
+    with pytest.raises(InputError, match="not in the topics"):
+        validate_run(results(), topics=["A.1"])
+    with pytest.raises(InputError, match="empty run"):
+        validate_run(results().iloc[:0])
+
+
+def test_write_is_atomic_on_failure(tmp_path):
+    p = write_run(results(), tmp_path / "keep.tsv")
+    before = p.read_text()
+    with pytest.raises(InputError):
+        write_run(results().assign(score=[1.0, float("inf"), 2.0]), p)
+    assert p.read_text() == before
+    assert [f.name for f in tmp_path.iterdir()] == ["keep.tsv"]
+
+
+@pytest.mark.realdata
+def test_real_trec_six_column_run():
+    run = read_run(real_path("arqmath", "runs", "arqmath1", "prim_MIRMU-task1-Ensemble-auto-both-A.tsv"))
+    assert len(run) == 13905 and run.qid.nunique() == 77
+
+
+@pytest.mark.realdata
+def test_real_five_column_run():
+    run = read_run(real_path("arqmath", "runs", "arqmath1", "MIRMU-posthoc-ensemble-all-runs-task1.tsv"))
+    assert len(run) == 98000 and set(run.name) == {"Run_Ensemble_0"}

@@ -1,0 +1,59 @@
+import pytest
+
+from mathir.errors import InputError
+from mathir.tasks import TASKS, get_task, run_experiment
+from tests.conftest import real_path
+
+
+def test_registry_declares_task1():
+    t = get_task("arqmath-task1")
+    assert set(t.measures) == {"nDCG'", "MAP'", "P'@10", "bpref"}
+    assert set(t.default_pipelines) <= set(t.pipelines)
+    assert "arqmath-task1" in TASKS
+
+
+def test_sample_experiment_finds_relevant_answers(tmp_path):
+    res = run_experiment("arqmath-task1", out=tmp_path, quiet=True)
+    assert list(res.table.index) == ["tfidf", "bm25"]
+    # The sample's topics paraphrase collection questions: both systems must do well.
+    assert (res.table["nDCG'"] > 0.5).all()
+    assert all(p.exists() for p in res.runs.values())
+
+
+def test_index_is_reused_and_rebuilt_when_input_changes(tmp_path, sample):
+    import shutil
+
+    from mathir.indexing.answer_index import AnswerIndex
+
+    posts = tmp_path / "Posts.V1.3.xml"
+    shutil.copy(sample.posts, posts)
+    idx = AnswerIndex.build(posts, tmp_path / "idx", quiet=True)
+    stamp = (tmp_path / "idx" / "manifest.json").stat().st_mtime_ns
+    AnswerIndex.build(posts, tmp_path / "idx", quiet=True)
+    assert (tmp_path / "idx" / "manifest.json").stat().st_mtime_ns == stamp
+    text = posts.read_text().replace("</posts>", '  <row Id="999999" PostTypeId="2" ParentId="1001" Body="new" />\n</posts>')
+    posts.write_text(text)
+    assert AnswerIndex.build(posts, tmp_path / "idx", quiet=True).num_docs == idx.num_docs + 1
+
+
+def test_failed_build_keeps_previous_index(tmp_path, sample):
+    from mathir.indexing.answer_index import AnswerIndex
+
+    good = AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<posts>\n<row Id="1" PostTypeId="1" Body="x" />\n<row Id="2" PostTypeId="2" ParentId="1" Body="y" \n')
+    with pytest.raises(InputError):
+        AnswerIndex.build(bad, tmp_path / "idx", quiet=True)
+    assert AnswerIndex(tmp_path / "idx").num_docs == good.num_docs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.xml", "idx"]
+
+
+@pytest.mark.realdata
+def test_real_pool_experiment(tmp_path):
+    root = real_path("arqmath")
+    task = get_task("arqmath-task1")
+    data = task.data(root, "2022")
+    assert data.collection.name == "thread_html_arqmath2"
+    res = run_experiment(task, data, out=tmp_path, quiet=True)
+    # The judged pool is a hard re-ranking collection; both must beat random order clearly.
+    assert (res.table["nDCG'"] > 0.05).all() and (res.table["P'@10"] > 0.1).all()
