@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("evaluate", help="evaluate run files with the task's measures")
     sp.add_argument("task")
     sp.add_argument("--qrels", required=True)
+    sp.add_argument("--topics", help="topic file: a run line for another topic is an error")
     sp.add_argument("--format", choices=FORMATS, default="table")
     sp.add_argument("runs", nargs="+", metavar="RUN")
     return p
@@ -120,7 +121,7 @@ def _cmd_evaluate(args) -> None:
     from mathir.evaluation.tables import format_table
     from mathir.tasks import evaluate_runs
 
-    print(format_table(evaluate_runs(args.task, args.qrels, args.runs), args.format))
+    print(format_table(evaluate_runs(args.task, args.qrels, args.runs, args.topics), args.format))
 
 
 COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,

@@ -209,15 +209,19 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     return ExperimentResult(task.name, data, runs, table, seconds)
 
 
-def evaluate_runs(task: Task | str, qrels_path: str | Path,
-                  run_paths: list[str | Path]) -> pd.DataFrame:
-    """Evaluate run files against a qrels file; rows are named by file stem."""
+def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str | Path],
+                  topics_path: str | Path | None = None) -> pd.DataFrame:
+    """Evaluate run files against a qrels file; rows are named by file stem.
+
+    With ``topics_path``, a run line for a topic outside those topics is an error.
+    """
     task = get_task(task) if isinstance(task, str) else task
     qrels = task.read_qrels(qrels_path)
+    known = set(task.read_topics(topics_path)["qid"]) if topics_path else None
     runs = {}
     for p in run_paths:
         name = Path(p).stem
         if name in runs:
             raise InputError(f"two runs are named {name!r} (file stem); rename one", path=p)
-        runs[name] = task.read_run(p)
+        runs[name] = task.read_run(p, topics=known)
     return compare(runs, qrels, task.measures)

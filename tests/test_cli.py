@@ -60,6 +60,15 @@ def test_bad_run_file_via_console_script(tmp_path, sample):
     assert proc.stderr.strip() == f"error: {bad}:1: score is not a number: 'notanumber'"
 
 
+def test_evaluate_with_topics_refuses_unknown_topic(tmp_path, sample, capsys):
+    run = tmp_path / "r.tsv"
+    run.write_text("A.1\t1002\t1\t2.0\tr\nB.7\t1003\t1\t1.0\tr\n")
+    argv = ["evaluate", "arqmath-task1", "--qrels", str(sample.task1_qrels), "--topics",
+            str(sample.task1_topics), str(run)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"error: {run}:2: topic 'B.7' is not in the topics"
+
+
 @pytest.mark.realdata
 def test_cli_parity_mirmu(capsys):
     run = real_path("arqmath", "runs", "arqmath1", "prim_MIRMU-task1-Ensemble-auto-both-A.tsv")

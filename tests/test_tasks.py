@@ -41,8 +41,9 @@ def test_failed_build_keeps_previous_index(tmp_path, sample):
 
     good = AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
     bad = tmp_path / "bad.xml"
-    bad.write_text('<posts>\n<row Id="1" PostTypeId="1" Body="x" />\n<row Id="2" PostTypeId="2" ParentId="1" Body="y" \n')
-    with pytest.raises(InputError):
+    rows = "".join(f'<row Id="{i}" PostTypeId="2" ParentId="1" Body="answer {i}" />\n' for i in range(2, 500))
+    bad.write_text(f'<posts>\n<row Id="1" PostTypeId="1" Body="x" />\n{rows}<row Id="9" PostTypeId="2" Body="y" />\n')
+    with pytest.raises(InputError, match=r"bad.xml:501: answer 9 has no ParentId"):
         AnswerIndex.build(bad, tmp_path / "idx", quiet=True)
     assert AnswerIndex(tmp_path / "idx").num_docs == good.num_docs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.xml", "idx"]

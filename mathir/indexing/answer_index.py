@@ -163,22 +163,30 @@ class AnswerIndex:
 
         with atomic_directory(path) as tmp:
             n = 0
+            failures: list[BaseException] = []
             with native_output_to(tmp / "pisa.log") as visible, \
                     open(tmp / "meta.tsv", "w", encoding="utf-8") as meta:
                 bar = tqdm(desc="indexing answers", unit=" answers", disable=quiet, file=visible,
                            mininterval=0.5)
 
                 def docs():
+                    # pyterrier-pisa consumes this in a writer thread and would index a
+                    # truncated collection if it raised: keep the error for this thread.
                     nonlocal n
-                    for doc in collection.iter_answers(with_title, math_words=True):
-                        meta.write(f"{doc['docno']}\t{doc['thread_id']}\n")
-                        n += 1
-                        bar.update()
-                        yield doc
+                    try:
+                        for doc in collection.iter_answers(with_title, math_words=True):
+                            meta.write(f"{doc['docno']}\t{doc['thread_id']}\n")
+                            n += 1
+                            bar.update()
+                            yield doc
+                    except BaseException as e:  # noqa: BLE001 - re-raised below
+                        failures.append(e)
 
                 PisaIndex(str(tmp / "pisa"), stemmer=STEMMER, text_field="text",
                           batch_size=20_000, threads=max(1, os.cpu_count() or 1)).index(docs())
                 bar.close()
+            if failures:
+                raise failures[0]
             if n == 0:
                 raise InputError("the collection has no answer posts", path=collection.path)
             TfidfIndex.build_from_pisa(tmp / "pisa", tmp / "tfidf", stemmer=STEMMER)
