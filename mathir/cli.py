@@ -56,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("task")
     sp.add_argument("--qrels", required=True)
     sp.add_argument("--topics", help="topic file: a run line for another topic is an error")
+    sp.add_argument("--formula-index", help="formula index TSV (Task 2: formula id -> visual id)")
+    sp.add_argument("--assignments", help="Task 3: run/topic -> judged answer id file")
     sp.add_argument("--format", choices=FORMATS, default="table")
     sp.add_argument("runs", nargs="+", metavar="RUN")
     return p
@@ -121,7 +123,10 @@ def _cmd_evaluate(args) -> None:
     from mathir.evaluation.tables import format_table
     from mathir.tasks import evaluate_runs
 
-    print(format_table(evaluate_runs(args.task, args.qrels, args.runs, args.topics), args.format))
+    options = {k: v for k, v in (("formula_index", args.formula_index),
+                                 ("assignments", args.assignments)) if v}
+    table = evaluate_runs(args.task, args.qrels, args.runs, args.topics, **options)
+    print(format_table(table, args.format))
 
 
 COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,

@@ -34,12 +34,17 @@ from mathir.topics.arqmath import read_task1_topics
 
 @dataclass(frozen=True)
 class TaskData:
-    """The files of one evaluation: collection, topics, qrels (None when unjudged)."""
+    """The files of one evaluation: collection, topics, qrels (None when unjudged).
+
+    ``extras`` holds what a task's evaluation needs besides (e.g. a formula index TSV
+    for visual ids, a Task 3 assignment file), by option name.
+    """
 
     label: str  # "sample", or the year / split
     collection: Path
     topics: Path
     qrels: Path | None
+    extras: Mapping[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,12 @@ class Task:
     read_run: Callable[..., pd.DataFrame]
     write_run: Callable[..., Path]
     build_index: Callable[..., object]
+    # (runs by name, qrels, **options such as formula_index=PATH) -> run x measure table
+    evaluate: Callable[..., pd.DataFrame]
     years: tuple[str, ...] = field(default_factory=tuple)
+    # Judge only what the collection holds, so a perfect ranking of a sub-collection
+    # (e.g. the judged pool of thread HTML files) scores 1.0.
+    qrels_in_collection: bool = False
 
     def data(self, data: str | Path | None = None, year: str | None = None,
              collection: str | Path | None = None) -> TaskData:
@@ -123,6 +133,13 @@ def _build_answer_index(collection: Path, index_dir: Path, quiet: bool = False) 
     return AnswerIndex.build(AnswerCollection.at(collection), index_dir, quiet=quiet)
 
 
+def _evaluate_prime(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                    **options) -> pd.DataFrame:
+    if options:
+        raise InputError(f"options not used by this task: {', '.join(sorted(options))}")
+    return compare(runs, qrels, ARQMATH_MEASURES)
+
+
 ARQMATH_TASK1 = Task(
     name="arqmath-task1",
     description="ARQMath Task 1: answer retrieval for Math StackExchange questions",
@@ -136,7 +153,9 @@ ARQMATH_TASK1 = Task(
     read_run=read_run,
     write_run=write_run,
     build_index=_build_answer_index,
+    evaluate=_evaluate_prime,
     years=ARQMATH_YEARS,
+    qrels_in_collection=True,
 )
 
 TASKS: dict[str, Task] = {t.name: t for t in (ARQMATH_TASK1,)}
@@ -203,17 +222,23 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
         seconds[n] = time.perf_counter() - t0
     table = None
     if qrels is not None:
+        if task.qrels_in_collection:
+            qrels = qrels[qrels["docno"].isin(set(index.docnos()))]
+            if qrels.empty:
+                raise InputError("no judged document of these qrels is in the collection",
+                                 path=data.qrels)
         known = set(topics["qid"])
-        table = compare({n: task.read_run(p, topics=known) for n, p in runs.items()}, qrels,
-                        task.measures)
+        table = task.evaluate({n: task.read_run(p, topics=known) for n, p in runs.items()},
+                              qrels, **data.extras)
     return ExperimentResult(task.name, data, runs, table, seconds)
 
 
 def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str | Path],
-                  topics_path: str | Path | None = None) -> pd.DataFrame:
+                  topics_path: str | Path | None = None, **options) -> pd.DataFrame:
     """Evaluate run files against a qrels file; rows are named by file stem.
 
     With ``topics_path``, a run line for a topic outside those topics is an error.
+    ``options`` go to the task's evaluation (e.g. ``formula_index=PATH``).
     """
     task = get_task(task) if isinstance(task, str) else task
     qrels = task.read_qrels(qrels_path)
@@ -224,4 +249,4 @@ def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str 
         if name in runs:
             raise InputError(f"two runs are named {name!r} (file stem); rename one", path=p)
         runs[name] = task.read_run(p, topics=known)
-    return compare(runs, qrels, task.measures)
+    return task.evaluate(runs, qrels, **options)

@@ -56,5 +56,6 @@ def test_real_pool_experiment(tmp_path):
     data = task.data(root, "2022")
     assert data.collection.name == "thread_html_arqmath2"
     res = run_experiment(task, data, out=tmp_path, quiet=True)
-    # The judged pool is a hard re-ranking collection; both must beat random order clearly.
-    assert (res.table["nDCG'"] > 0.05).all() and (res.table["P'@10"] > 0.1).all()
+    # Qrels are restricted to the pool; a random order scores about 0.54 nDCG' on 2021
+    # (measured while planning), the lexical systems clearly more.
+    assert (res.table["nDCG'"] > 0.65).all() and (res.table["P'@10"] > 0.15).all()

@@ -120,6 +120,11 @@ class AnswerIndex:
         """Number of indexed answers."""
         return int(self.manifest["num_docs"])
 
+    def docnos(self) -> list[str]:
+        """The indexed answer ids, in index order."""
+        with open(self.path / "meta.tsv", encoding="utf-8") as f:
+            return [line.split("\t", 1)[0] for line in f]
+
     @property
     def pisa(self):
         """The ``pyterrier_pisa.PisaIndex`` of the answers."""
