@@ -98,7 +98,12 @@ class PisaBM25(pt.Transformer):
                 self._retriever = self.index.pisa.bm25(
                     k1=self.k1, b=self.b, num_results=self.num_results, verbose=False,
                     query_algorithm="maxscore", threads=self.threads)
-            return self._retriever.transform(topics)
+            res = self._retriever.transform(topics)
+        # PISA's threads finish queries in any order: restore the topics' order.
+        order = {q: i for i, q in enumerate(dict.fromkeys(topics["qid"]))}
+        res = res.assign(_topic=res["qid"].map(order))
+        res = res.sort_values(["_topic", "rank"], kind="stable").drop(columns="_topic")
+        return res.reset_index(drop=True)
 
 
 def bm25(index: AnswerIndex, num_results: int = 1000, k1: float = 1.2, b: float = 0.75,

@@ -125,3 +125,36 @@ def read_topic_formulas(path: str | Path) -> pd.DataFrame:
         rows.append({"formula_id": fid, "qid": qid, "thread_id": thread, "type": kind,
                      "formula": unquote_field(formula)})
     return pd.DataFrame(rows, columns=["formula_id", "qid", "thread_id", "type", "formula"])
+
+
+def read_topic_metadata(path: str | Path) -> pd.DataFrame:
+    """ARQMath topic information CSV (``Task1_ARQMath{2,3}_Topic_Information.csv``).
+
+    Returns ``qid`` plus the columns ``category``, ``difficulty``, ``dependency`` (and the
+    others of the file, lower-cased). Used to break scores down by topic kind.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.csv"
+    >>> _ = p.write_text("Topic,Category,Difficulty,Dependency\\nA.1,Proof,Low,Both\\n")
+    >>> read_topic_metadata(p).iloc[0].tolist()
+    ['A.1', 'Proof', 'Low', 'Both']
+    """
+    import csv
+
+    rows = []
+    header: list[str] | None = None
+    for lineno, line in iter_lines(path):
+        fields = next(csv.reader([line]))
+        if header is None:
+            header = [" ".join(h.split()).lower() for h in fields]
+            if header[0] != "topic" or not {"category", "difficulty", "dependency"} <= set(header):
+                raise InputError("expected a header with Topic, Category, Difficulty, Dependency",
+                                 path=path, line=lineno)
+            continue
+        if len(fields) != len(header):
+            raise InputError(f"expected {len(header)} columns, found {len(fields)}", path=path, line=lineno)
+        rows.append(dict(zip(header, (f.strip() for f in fields), strict=True)))
+    if header is None:
+        raise InputError("empty topic metadata file", path=path)
+    df = pd.DataFrame(rows, columns=header).rename(columns={"topic": "qid"})
+    return df

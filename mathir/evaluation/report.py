@@ -1,0 +1,145 @@
+"""A self-contained HTML experiment report: comparison table, significance, and plots.
+
+Plots are drawn with matplotlib (Agg backend) and embedded as base64 PNG images, so the
+single HTML file opens in any browser without a server or network.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mathir.storage import atomic_file
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baseline: str) -> bytes:
+    """PNG: for each system, its per-topic difference to the baseline on ``measure``.
+
+    Bars are sorted from largest gain to largest loss, one panel per system.
+    """
+    plt = _pyplot()
+    others = [n for n in per_topic if n != baseline] or [baseline]
+    base = per_topic[baseline].set_index("qid")[measure]
+    fig, axes = plt.subplots(len(others), 1, figsize=(9, 2.4 * len(others)), squeeze=False)
+    for ax, name in zip(axes[:, 0], others, strict=True):
+        s = per_topic[name].set_index("qid")[measure].reindex(base.index).fillna(0.0)
+        d = (s - base).sort_values(ascending=False)
+        colors = ["#2b8a3e" if v > 0 else "#c92a2a" if v < 0 else "#868e96" for v in d]
+        ax.bar(range(len(d)), d.to_numpy(), color=colors, width=0.9)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_xlim(-1, max(len(d), 1))
+        ax.set_xticks([])
+        ax.set_ylabel(f"Δ {measure}")
+        wins, losses = int((d > 0).sum()), int((d < 0).sum())
+        ax.set_title(f"{name} vs {baseline}: {wins} topics better, {losses} worse, "
+                     f"{len(d) - wins - losses} tied", fontsize=9)
+    return _png(fig)
+
+
+def breakdown_chart(per_topic: Mapping[str, pd.DataFrame], measure: str,
+                    groups: pd.Series, title: str) -> bytes:
+    """PNG: mean ``measure`` per group of topics (``groups``: qid -> group) for each system."""
+    plt = _pyplot()
+    labels = sorted(set(groups.dropna()))
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    width = 0.8 / max(len(per_topic), 1)
+    for i, (name, df) in enumerate(per_topic.items()):
+        s = df.set_index("qid")[measure]
+        means = [float(s[s.index.isin(groups[groups == g].index)].mean() or 0.0) for g in labels]
+        ax.bar(np.arange(len(labels)) + i * width, means, width=width, label=name)
+    counts = [int((groups == g).sum()) for g in labels]
+    ax.set_xticks(np.arange(len(labels)) + width * (len(per_topic) - 1) / 2)
+    ax.set_xticklabels([f"{g}\n({c} topics)" for g, c in zip(labels, counts, strict=True)], fontsize=8)
+    ax.set_ylabel(measure)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1000px;color:#212529}
+table{border-collapse:collapse;margin:1em 0}th,td{padding:.3em .7em;border-bottom:1px solid #dee2e6;text-align:right}
+th:first-child,td:first-child{text-align:left}td.best{font-weight:bold}td.sig{background:#e6fcf5}
+img{max-width:100%;display:block;margin:.5em 0 1.5em}p.note{font-size:.85em;color:#6c757d}
+"""
+
+
+def html_report(title: str, table: pd.DataFrame, baseline: str,
+                significance: pd.DataFrame | None = None,
+                figures: Sequence[tuple[str, bytes]] = (), notes: Sequence[str] = ()) -> str:
+    """One self-contained HTML page.
+
+    ``table``: runs x measures means; ``significance``: from
+    :func:`mathir.evaluation.significance.significance_table` (marks a significant
+    difference to the baseline with †); ``figures``: (caption, PNG bytes).
+
+    >>> t = pd.DataFrame({"MAP": [0.5, 0.6]}, index=["bm25", "new"])
+    >>> "<table" in html_report("demo", t, "bm25")
+    True
+    """
+    esc = html.escape
+    best = table.max(axis=0)
+    head = "".join(f"<th>{esc(str(c))}</th>" for c in table.columns)
+    rows = []
+    for name, row in table.iterrows():
+        cells = []
+        for m, v in row.items():
+            cls = []
+            mark = ""
+            if v == best[m]:
+                cls.append("best")
+            if significance is not None and (name, m) in significance.index:
+                s = significance.loc[(name, m)]
+                if bool(s["significant"]):
+                    cls.append("sig")
+                    mark = "†"
+                tip = f"Δ {s['delta']:+.4f}, 95% CI [{s['ci_low']:+.4f}, {s['ci_high']:+.4f}], " \
+                      f"p={s['p']:.3g}, corrected p={s['p_corrected']:.3g}"
+            else:
+                tip = ""
+            cells.append(f'<td class="{" ".join(cls)}" title="{esc(tip)}">{v:.4f}{mark}</td>')
+        label = esc(str(name)) + (" (baseline)" if name == baseline else "")
+        rows.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")
+    caption = "Bold: best per measure. † significantly different from the baseline " \
+              "(paired test, multiple-testing corrected, α = 0.05); hover a cell for Δ, CI and p."
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+             f"<table><thead><tr><th>run</th>{head}</tr></thead>",
+             f"<tbody>{''.join(rows)}</tbody></table>", f"<p class='note'>{esc(caption)}</p>"]
+    parts += [f"<p>{esc(n)}</p>" for n in notes]
+    for cap, png in figures:
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f"<h2>{esc(cap)}</h2><img alt='{esc(cap)}' src='data:image/png;base64,{data}'>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(path: str | Path, page: str) -> Path:
+    """Write the HTML page atomically."""
+    with atomic_file(path) as f:
+        f.write(page)
+    return Path(path)

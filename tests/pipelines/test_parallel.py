@@ -1,0 +1,35 @@
+import pandas as pd
+import pytest
+
+from mathir.indexing.answer_index import AnswerIndex
+from mathir.pipelines import lexical
+from mathir.pipelines.parallel import ParallelTopics, PipelineSpec
+from mathir.samples import arqmath_sample
+from mathir.topics.arqmath import read_task1_topics
+
+
+def sample_pipeline(index_dir: str, name: str):
+    """Module-level factory, importable by spawned workers."""
+    return getattr(lexical, name)(AnswerIndex(index_dir))
+
+
+@pytest.mark.parametrize("name", ["bm25", "tfidf"])
+def test_processes_give_the_single_process_results(sample_index, name):
+    topics = read_task1_topics(arqmath_sample().task1_topics)
+    spec = PipelineSpec(sample_pipeline, (str(sample_index.path), name))
+    single = spec.build().transform(topics)
+    parallel = ParallelTopics(spec, workers=2).transform(topics)
+    pd.testing.assert_frame_equal(single.reset_index(drop=True), parallel)
+
+
+def test_one_worker_and_empty_topics(sample_index):
+    topics = read_task1_topics(arqmath_sample().task1_topics)
+    spec = PipelineSpec(sample_pipeline, (str(sample_index.path), "tfidf"))
+    out = ParallelTopics(spec, workers=1).transform(topics)
+    assert out.qid.nunique() == len(topics)
+    assert ParallelTopics(spec, workers=2).transform(topics.iloc[:0]).empty
+
+
+def test_unknown_backend():
+    with pytest.raises(ValueError, match="unknown backend"):
+        ParallelTopics(PipelineSpec(sample_pipeline), backend="mpi")
