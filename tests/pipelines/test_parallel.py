@@ -33,3 +33,16 @@ def test_one_worker_and_empty_topics(sample_index):
 def test_unknown_backend():
     with pytest.raises(ValueError, match="unknown backend"):
         ParallelTopics(PipelineSpec(sample_pipeline), backend="mpi")
+
+
+def test_ray_local_instance_gives_the_single_process_results(sample_index):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mathir[cluster]')")
+    topics = read_task1_topics(arqmath_sample().task1_topics)
+    spec = PipelineSpec(sample_pipeline, (str(sample_index.path), "tfidf"))
+    single = spec.build().transform(topics)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        parallel = ParallelTopics(spec, workers=2, backend="ray").transform(topics)
+    finally:
+        ray.shutdown()
+    pd.testing.assert_frame_equal(single.reset_index(drop=True), parallel)
