@@ -76,6 +76,43 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def exclusive_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` + ``.lock`` (waits for other holders).
+
+    Two experiments building the same index wait for each other; the second then finds
+    the index up to date instead of racing to replace it.
+    """
+    import fcntl
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.parent / f".{path.name}.lock"
+    with open(lock, "a+") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def remove_stale_temporaries(path: str | Path) -> int:
+    """Delete temporaries that a killed writer of ``path`` left behind; returns how many.
+
+    Call it only while holding :func:`exclusive_lock` on ``path``, so that no live
+    writer's temporary is removed.
+    """
+    path = Path(path)
+    n = 0
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
 def file_fingerprint(path: str | Path, sample_bytes: int = 1 << 20) -> dict:
     """A cheap identity of a file or directory: size, mtime and a hash of its ends.
 

@@ -22,7 +22,14 @@ from mathir.indexing.html_text import html_to_text
 from mathir.indexing.mse_posts import Post, iter_posts
 from mathir.indexing.tfidf import TfidfIndex
 from mathir.indexing.thread_html import iter_thread_posts
-from mathir.storage import atomic_directory, file_fingerprint, read_manifest, write_manifest
+from mathir.storage import (
+    atomic_directory,
+    exclusive_lock,
+    file_fingerprint,
+    read_manifest,
+    remove_stale_temporaries,
+    write_manifest,
+)
 
 INDEX_FORMAT = 1
 STEMMER = "porter2"
@@ -161,9 +168,16 @@ class AnswerIndex:
             "collection": {"kind": collection.kind, **file_fingerprint(collection.path)},
             "params": {"with_title": with_title, "stemmer": STEMMER, "math": "latex-words"},
         }
-        existing = read_manifest(path)
-        if not overwrite and existing is not None and all(existing.get(k) == v for k, v in wanted.items()):
-            return cls(path)
+        with exclusive_lock(path):
+            existing = read_manifest(path)
+            if overwrite or existing is None or any(existing.get(k) != v for k, v in wanted.items()):
+                remove_stale_temporaries(path)
+                cls._build_into(collection, path, wanted, with_title, quiet)
+        return cls(path)
+
+    @staticmethod
+    def _build_into(collection: AnswerCollection, path: Path, wanted: dict, with_title: bool,
+                    quiet: bool) -> None:
         from pyterrier_pisa import PisaIndex
 
         with atomic_directory(path) as tmp:
@@ -196,4 +210,3 @@ class AnswerIndex:
                 raise InputError("the collection has no answer posts", path=collection.path)
             TfidfIndex.build_from_pisa(tmp / "pisa", tmp / "tfidf", stemmer=STEMMER)
             write_manifest(tmp, {**wanted, "num_docs": n, "mathir_version": mathir.__version__})
-        return cls(path)
