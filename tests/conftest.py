@@ -6,8 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from mathir.samples import arqmath_sample
+
+# Fuzzing: modest example counts in CI; HYPOTHESIS_PROFILE=long for a thorough run.
+settings.register_profile("ci", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture])
+settings.register_profile("long", max_examples=3000, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REAL_DATA = Path(os.environ.get("MATHIR_SHARED_DATA",
                                 Path(__file__).resolve().parents[2] / "shared" / "data"))

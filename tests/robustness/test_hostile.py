@@ -1,0 +1,67 @@
+"""Hostile and broken files: each is refused with a clear message, never a traceback."""
+
+import resource
+
+import pytest
+
+from mathir.errors import InputError
+from mathir.indexing.formula_tsv import read_formula_index
+from mathir.indexing.mse_posts import iter_posts
+from mathir.qrels.arqmath import read_qrels
+from mathir.runs.arqmath import read_run
+from mathir.topics.arqmath import read_task1_topics
+
+
+def test_100mb_single_line_run_file(tmp_path):
+    p = tmp_path / "huge.tsv"
+    with open(p, "wb") as f:
+        f.write(b"A.1\t")
+        f.write(b"x" * (100 * 1024 * 1024))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(InputError, match=r"huge.tsv:1: expected 5-6 columns, found 2"):
+        read_run(p)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 600  # one line is held (twice at most), not more
+
+
+def test_100mb_xml_attribute_is_refused(tmp_path):
+    p = tmp_path / "Posts.xml"
+    with open(p, "wb") as f:
+        f.write(b'<posts><row Id="1" PostTypeId="1" Body="')
+        f.write(b"y" * (100 * 1024 * 1024))
+        f.write(b'" /></posts>')
+    with pytest.raises(InputError, match=r"Posts.xml:1: malformed XML"):
+        list(iter_posts(p))
+
+
+@pytest.mark.parametrize("reader", [read_run, read_qrels, read_formula_index])
+def test_nul_bytes_in_tsv(tmp_path, reader):
+    p = tmp_path / "nul.tsv"
+    p.write_bytes(b"\n\nA.1 0 5\x00 1\n")
+    with pytest.raises(InputError, match=r"nul.tsv:3: NUL byte"):
+        reader(p)
+
+
+@pytest.mark.parametrize("reader", [read_run, read_qrels])
+def test_non_utf8_tsv_names_line_and_byte(tmp_path, reader):
+    p = tmp_path / "latin1.tsv"
+    p.write_bytes("\nA.1 0 caf\xe9 1 r\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin1.tsv:2: not valid UTF-8 \(byte 0xe9 at column 12\)"):
+        reader(p)
+
+
+def test_nul_and_non_utf8_xml(tmp_path):
+    p = tmp_path / "t.xml"
+    p.write_bytes(b"<Topics><Topic number='A.1'><Title>a\x00b</Title></Topic></Topics>")
+    with pytest.raises(InputError, match=r"t.xml:1: malformed XML"):
+        read_task1_topics(p)
+    p.write_bytes("<Topics><Topic number='A.1'><Title>caf\xe9</Title></Topic></Topics>".encode("latin-1"))
+    with pytest.raises(InputError, match=r"t.xml:1: malformed XML.*(UTF-8|encoding|Input is not proper)"):
+        read_task1_topics(p)
+
+
+def test_external_dtd_is_not_fetched(tmp_path):
+    p = tmp_path / "dtd.xml"
+    p.write_text('<?xml version="1.0"?><!DOCTYPE Topics SYSTEM "http://127.0.0.1:9/x.dtd">'
+                 "<Topics><Topic number='A.1'><Title>t</Title></Topic></Topics>")
+    assert read_task1_topics(p).qid.tolist() == ["A.1"]  # parsed without loading the DTD
