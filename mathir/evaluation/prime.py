@@ -52,13 +52,14 @@ def per_query(run: pd.DataFrame, qrels: pd.DataFrame,
     q = _qrels_for_ir_measures(qrels)
     topics = sorted(q["query_id"].unique())
     names = {m: name for name, m in measures.items()}
-    table = pd.DataFrame(0.0, index=pd.Index(topics, name="qid"), columns=list(measures))
+    values = {name: dict.fromkeys(topics, 0.0) for name in measures}
     r = _run_for_ir_measures(run)
     r = r[r["query_id"].isin(set(topics))]
     if not r.empty:
         for m in ir_measures.iter_calc(list(measures.values()), q, r):
-            table.loc[m.query_id, names[m.measure]] = float(m.value)
-    return table.reset_index()
+            values[names[m.measure]][m.query_id] = float(m.value)
+    table = pd.DataFrame({"qid": topics, **{n: [v[t] for t in topics] for n, v in values.items()}})
+    return table
 
 
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
