@@ -48,8 +48,13 @@ def iter_elements(path: str | Path, tag: str) -> Iterator[etree._Element]:
     """
     path = require_file(path)
     check_prolog(path)
+    with open(path, "rb") as f:  # closed even when the caller stops early
+        yield from _iterparse(f, path, tag)
+
+
+def _iterparse(f, path: Path, tag: str) -> Iterator[etree._Element]:
     parser = etree.iterparse(
-        str(path),
+        f,
         events=("end",),
         tag=tag,
         resolve_entities=False,

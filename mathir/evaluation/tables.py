@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -27,7 +28,9 @@ def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4) -> st
     | tfidf |   0.250 |
     """
     if fmt == "json":
-        return json.dumps({str(r): {str(m): float(v) for m, v in row.items()}
+        # NaN / infinite values (e.g. a measure a run has no judgments for) become null.
+        return json.dumps({str(r): {str(m): float(v) if math.isfinite(float(v)) else None
+                                    for m, v in row.items()}
                            for r, row in table.iterrows()}, indent=2)
     names = [str(i) for i in table.index]
     measures = [str(c) for c in table.columns]
