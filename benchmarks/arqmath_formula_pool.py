@@ -1,0 +1,113 @@
+"""Benchmark: effectiveness of the Task 2 formula pipelines on real judged formulas.
+
+The pool is every formula instance of the derived formula table
+(``collection_sample/derived/formula_index_from_thread_html.tsv``, 3,395 real threads)
+whose visual id is judged in a Task 2 visual-id qrels file (v3 numbering). Each
+pipeline indexes the pool and ranks it for every Task 2 topic with at least one judged
+visual id in it; runs are evaluated the official way (visual-id dedup, prime measures)
+against the visual-id qrels restricted to the pool, so a perfect ranking scores 1.
+
+    python benchmarks/arqmath_formula_pool.py --json [--data ../shared/data/arqmath]
+
+Prints per year and overall nDCG', MAP', P'@10 per pipeline, and the parse-fallback
+counts of the pool and of the query formulas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
+from mathir.indexing.formula_index import FormulaIndex
+from mathir.indexing.formula_tsv import iter_formula_index
+from mathir.pipelines.formula import formula_tuples, formula_words
+from mathir.qrels.arqmath import read_qrels
+from mathir.topics.arqmath import read_task2_topics
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
+QRELS = {"2020": "qrel_task2_2020_visual_id_v3_official.tsv",
+         "2021": "qrel_task2_2021_visual_id_v3_official.tsv",
+         "2022": "qrel_task2_2022_visual_id_official.tsv"}
+PIPELINES = {"formula-words": formula_words, "formula-tuples": formula_tuples}
+
+
+def build_pool(data: Path, out: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
+    """Write the pool TSV; return it and the pool-restricted qrels of each year."""
+    qrels = {y: read_qrels(data / "qrels" / "task2" / f) for y, f in QRELS.items()}
+    judged = set().union(*(set(q["docno"]) for q in qrels.values()))
+    derived = data / "collection_sample" / "derived" / "formula_index_from_thread_html.tsv"
+    pool = out / "pool.tsv"
+    present: set[str] = set()
+    with open(pool, "w", encoding="utf-8") as f:
+        f.write("id\tpost_id\tthread_id\ttype\tvisual_id\tformula\n")
+        for r in iter_formula_index(derived):
+            if r.visual_id in judged:
+                present.add(r.visual_id)
+                f.write(f"{r.formula_id}\t{r.post_id}\t{r.thread_id}\t{r.type}\t{r.visual_id}\t"
+                        f"{r.formula}\n")
+    return pool, {y: q[q["docno"].isin(present)] for y, q in qrels.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args(argv)
+    if not (args.data / "collection_sample").is_dir():
+        print(f"error: no ARQMath data at {args.data}", file=sys.stderr)
+        return 2
+    result: dict = {"pipelines": {}, "topics": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        pool, qrels = build_pool(args.data, tmp)
+        t0 = time.perf_counter()
+        index = FormulaIndex.build(pool, tmp / "index", quiet=True)
+        result["index_seconds"] = round(time.perf_counter() - t0, 2)
+        result["pool_formulas"] = index.num_docs
+        result["pool_fallbacks"] = index.fallbacks
+        vids = visual_id_map(pool)
+        topics = {}
+        for year in QRELS:
+            t = read_task2_topics(next((args.data / "topics" / "task2").glob(
+                f"Topics_Task2_{year}*.xml")))
+            topics[year] = t[t["qid"].isin(set(qrels[year]["qid"]))].reset_index(drop=True)
+            result["topics"][year] = len(topics[year])
+        all_qrels = pd.concat(qrels.values(), ignore_index=True)
+        for name, make in PIPELINES.items():
+            pipe = make(index)
+            scores: dict[str, dict] = {}
+            runs = {}
+            t0 = time.perf_counter()
+            for year, t in topics.items():
+                runs[year] = pipe.transform(t)
+            seconds = time.perf_counter() - t0
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for year in topics:
+                    table = evaluate_task2({name: runs[year]}, qrels[year], visual_ids=vids)
+                    scores[year] = {m: round(float(v), 4) for m, v in table.loc[name].items()}
+                table = evaluate_task2({name: pd.concat(runs.values())}, all_qrels,
+                                       visual_ids=vids)
+            scores["all"] = {m: round(float(v), 4) for m, v in table.loc[name].items()}
+            n_topics = sum(len(t) for t in topics.values())
+            scores["ms_per_query"] = round(1000 * seconds / max(1, n_topics), 2)
+            result["pipelines"][name] = scores
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for name, s in result["pipelines"].items():
+            print(name, s)
+        print({k: v for k, v in result.items() if k != "pipelines"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

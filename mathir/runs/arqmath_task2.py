@@ -1,0 +1,118 @@
+"""ARQMath Task 2 (formula search) run files: ``topic formula_id post_id rank score run``.
+
+Six columns, TAB or space separated (CRLF tolerated), as in every ARQMath year. In a
+frame, ``docno`` is the formula id (PyTerrier's document column) and ``formula_id``
+repeats it; ``post_id`` keeps the post that holds the formula instance.
+
+Reading follows the Task 1 rules (:mod:`mathir.runs.arqmath`): a bad number raises
+:class:`InputError` naming the line, a repeated (topic, formula) pair keeps its first
+row, at most 1000 rows per topic are kept (best by score, then rank), and the rows come
+back ordered by score (descending), then rank: the "top-down" order in which
+:mod:`mathir.evaluation.formula_search` deduplicates visual ids.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from mathir.errors import InputError
+from mathir.runs.arqmath import MAX_RESULTS, _clean, _number
+from mathir.storage import atomic_file
+from mathir.tabular import iter_fields
+
+TASK2_RUN_COLUMNS = ["qid", "docno", "formula_id", "post_id", "rank", "score", "name"]
+
+
+def read_task2_run(path: str | Path, topics: Iterable[str] | None = None,
+                   max_results: int = MAX_RESULTS) -> pd.DataFrame:
+    """Read a Task 2 run into ``qid, docno, formula_id, post_id, rank, score, name``.
+
+    ``topics`` (ids), when given, makes a topic outside them an error.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.tsv"
+    >>> _ = p.write_text("B.1\\t20009\\t1003\\t2\\t0.5\\tx\\nB.1\\t20011\\t1004\\t1\\t0.9\\tx\\n")
+    >>> read_task2_run(p)[["docno", "post_id"]].values.tolist()
+    [['20011', '1004'], ['20009', '1003']]
+    """
+    known = set(topics) if topics is not None else None
+    rows = []
+    for lineno, fields in iter_fields(path, 6, 6, sep=None):
+        qid, formula_id, post_id, rank, score, name = fields
+        if formula_id == "Q0":
+            raise InputError("Task 2 runs are 'topic formula_id post_id rank score run' "
+                             "(found Q0 in the formula id column)", path=path, line=lineno)
+        if known is not None and qid not in known:
+            raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
+        rows.append((qid, formula_id, formula_id, post_id,
+                     _number(rank, int, "rank", path, lineno),
+                     _number(score, float, "score", path, lineno), name.strip()))
+    if not rows:
+        raise InputError("run file is empty", path=path)
+    run = pd.DataFrame(rows, columns=TASK2_RUN_COLUMNS)
+    return _clean(run, max_results, source=str(path))
+
+
+def validate_task2_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
+                       max_results: int = MAX_RESULTS) -> pd.DataFrame:
+    """Check a formula result frame before writing; ranks (from 1) follow the scores.
+
+    The frame needs ``qid``, ``docno`` (or ``formula_id``), ``post_id`` and ``score``.
+    """
+    run = run.copy()
+    if "docno" not in run.columns and "formula_id" in run.columns:
+        run["docno"] = run["formula_id"]
+    missing = {"qid", "docno", "post_id", "score"} - set(run.columns)
+    if missing:
+        raise InputError(f"formula results lack columns {sorted(missing)}")
+    if run.empty:
+        raise InputError("no results to write (empty run)")
+    for c in ("qid", "docno", "post_id"):
+        run[c] = run[c].astype(str)
+    run["formula_id"] = run["docno"]
+    run["score"] = pd.to_numeric(run["score"], errors="coerce").astype(float)
+    bad = ~run["score"].map(math.isfinite)
+    if bad.any():
+        row = run[bad].iloc[0]
+        raise InputError(f"score of topic {row.qid} formula {row.docno} is not finite")
+    if topics is not None:
+        unknown = sorted(set(run["qid"]) - set(topics))
+        if unknown:
+            raise InputError(f"results for topics not in the topics: {unknown[:5]}")
+    if "rank" not in run.columns:
+        run["rank"] = 0
+    if "name" not in run.columns:
+        run["name"] = "run"
+    run = _clean(run[TASK2_RUN_COLUMNS], max_results, source="results")
+    run["rank"] = run.groupby("qid", sort=False).cumcount() + 1
+    return run
+
+
+def write_task2_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
+                    format: str = "arqmath", topics: Iterable[str] | None = None) -> Path:
+    """Write formula results atomically as a Task 2 run (``format`` must be "arqmath").
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "tuples.tsv"
+    >>> res = pd.DataFrame({"qid": ["B.1"] * 2, "docno": ["7", "9"], "post_id": ["1", "2"],
+    ...                     "score": [1.0, 3.0]})
+    >>> _ = write_task2_run(res, p)
+    >>> p.read_text().splitlines()[0]
+    'B.1\\t9\\t2\\t1\\t3.0\\ttuples'
+    """
+    if format != "arqmath":
+        raise InputError(f"Task 2 runs have one format ('arqmath'), not {format!r}")
+    path = Path(path)
+    tag = name or path.stem
+    if not tag or any(c.isspace() for c in tag):
+        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    run = validate_task2_run(run, topics)
+    with atomic_file(path) as f:
+        for qid, fid, post, rank, score in zip(run.qid, run.docno, run.post_id, run["rank"],
+                                               run.score, strict=True):
+            f.write(f"{qid}\t{fid}\t{post}\t{rank}\t{float(score)!r}\t{tag}\n")
+    return path

@@ -1,0 +1,65 @@
+"""The arqmath-task2 declaration and Task 1's formula-aware pipelines, end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mathir.errors import InputError
+from mathir.tasks import TASKS, get_task, run_experiment
+from tests.conftest import real_path
+
+
+def test_declared_with_formula_pipelines():
+    task = get_task("arqmath-task2")
+    assert task.default_pipelines == ("formula-words", "formula-tuples")
+    assert {"formula-aware", "formula-aware-rrf"} <= set(TASKS["arqmath-task1"].pipelines)
+
+
+def test_sample_experiment_writes_task2_runs(tmp_path):
+    res = run_experiment("arqmath-task2", out=tmp_path, quiet=True)
+    assert list(res.table.index) == ["formula-words", "formula-tuples"]
+    assert res.data.extras["formula_index"].name == "latex_representation_v3.tsv"
+    line = res.runs["formula-tuples"].read_text().splitlines()[0].split("\t")
+    assert len(line) == 6 and line[0].startswith("B.") and line[5] == "formula-tuples"
+    assert res.table.loc["formula-tuples", "nDCG'"] > 0.8
+
+
+def test_evaluate_rejects_unknown_options_and_needs_index(sample):
+    task = get_task("arqmath-task2")
+    import pandas as pd
+    run = pd.DataFrame({"qid": ["B.1"], "docno": ["20011"], "score": [1.0]})
+    qrels = task.read_qrels(sample.task2_qrels_visual_id)
+    with pytest.raises(InputError, match="assignments"):
+        task.evaluate({"r": run}, qrels, formula_index=sample.formulas, assignments="x")
+    with pytest.raises(InputError, match="formula index"):
+        task.evaluate({"r": run}, qrels)
+
+
+def test_task1_formula_aware_on_sample(tmp_path):
+    res = run_experiment("arqmath-task1", pipelines=["bm25", "formula-aware"], out=tmp_path,
+                         quiet=True)
+    # On the sample the formulas help: question and answers share their formulas.
+    assert res.table.loc["formula-aware", "nDCG'"] >= res.table.loc["bm25", "nDCG'"]
+
+
+def test_cli_run_and_evaluate(tmp_path, sample, capsys):
+    from mathir.cli import main
+    out = tmp_path / "tuples.tsv"
+    assert main(["run", "arqmath-task2", "--pipeline", "formula-tuples", "--out", str(out),
+                 "--quiet"]) in (0, None)
+    capsys.readouterr()
+    main(["evaluate", "arqmath-task2", str(out), "--qrels", str(sample.task2_qrels_visual_id),
+          "--formula-index", str(sample.formulas), "--format", "json"])
+    scores = json.loads(capsys.readouterr().out)["tuples"]
+    assert scores["nDCG'"] > 0.8
+
+
+@pytest.mark.realdata
+def test_locates_real_task2_files():
+    root = real_path("arqmath")
+    data = get_task("arqmath-task2").data(root, "2021")
+    assert data.qrels.name == "qrel_task2_2021_visual_id_v3_official.tsv"
+    assert data.topics.name.startswith("Topics_Task2_2021")
+    assert data.extras["formula_index"].name == "formula_index_from_thread_html.tsv"
