@@ -1,0 +1,93 @@
+"""Check model responses against gold answers: extraction, then a simple, LaTeX or
+Dolphin check; JSON-lines in, JSON-lines out (``mathir answers``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from mathir.answers.dolphin import dolphin_check
+from mathir.answers.extraction import EXTRACT_POLICIES, extract_answer
+from mathir.answers.latex import LATEX_MODES, latex_check
+from mathir.answers.numeric import CHECK_POLICIES, simple_check
+from mathir.errors import InputError
+from mathir.tabular import iter_lines
+
+CHECKS = {"simple": CHECK_POLICIES, "latex": LATEX_MODES, "dolphin": ("strict",)}
+DEFAULT_POLICY = {"simple": "strict", "latex": "aggressive", "dolphin": "strict"}
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The extracted answer and whether it is correct."""
+
+    extracted: str | None
+    correct: bool
+
+
+def check_answer(response: str, gold: str, extract: str = "flex", check: str = "simple",
+                 policy: str | None = None, timeout: float | None = None) -> Judgment:
+    """Extract the answer of ``response`` and check it against ``gold``.
+
+    ``check`` is ``simple`` (policies strict, model_include_gt, gt_include_model),
+    ``latex`` (modes aggressive, conservative; ``timeout`` seconds per symbolic step)
+    or ``dolphin`` (the Dolphin gold-answer format).
+
+    >>> check_answer("9 * 2 = 18\\n#### 18", "18")
+    Judgment(extracted=' 18', correct=True)
+    >>> check_answer("The answer is: 9; 14", "{9; 14}", check="dolphin").correct
+    True
+    """
+    if check not in CHECKS:
+        raise ValueError(f"unknown check {check!r}; expected one of {tuple(CHECKS)}")
+    policy = policy or DEFAULT_POLICY[check]
+    if policy not in CHECKS[check]:
+        raise ValueError(f"policy {policy!r} does not apply to the {check} check; "
+                         f"expected one of {CHECKS[check]}")
+    if extract not in EXTRACT_POLICIES:
+        raise ValueError(f"unknown extraction {extract!r}; expected one of {EXTRACT_POLICIES}")
+    extracted = extract_answer(response, extract)
+    if check == "simple":
+        ok = simple_check(extracted, gold, policy)
+    elif check == "latex":
+        ok = latex_check(extracted, gold, policy, timeout=timeout)
+    else:
+        ok = extracted is not None and dolphin_check(extracted.strip(), gold)
+    return Judgment(extracted, ok)
+
+
+def check_records(records: Iterable[dict], source: str | Path = "<input>",
+                  timeout: float | None = None) -> Iterator[dict]:
+    """Add ``extracted`` and ``correct`` to each record (DESIGN.md's ``mathir answers``).
+
+    A record holds ``response`` and ``gold``, optionally ``extract`` (strict|flex,
+    default flex), ``check`` (simple|latex|dolphin, default simple) and ``policy``.
+    Records are ``(line, dict)`` pairs or dicts; errors name the source and line.
+
+    >>> next(check_records([{"response": "The answer is 7", "gold": "7"}]))["correct"]
+    True
+    """
+    for i, item in enumerate(records, 1):
+        line, rec = item if isinstance(item, tuple) else (i, item)
+        if not isinstance(rec, dict):
+            raise InputError("expected a JSON object", path=source, line=line)
+        for key in ("response", "gold"):
+            if not isinstance(rec.get(key), str):
+                raise InputError(f"field {key!r} missing or not a string", path=source, line=line)
+        try:
+            j = check_answer(rec["response"], rec["gold"], rec.get("extract", "flex"),
+                             rec.get("check", "simple"), rec.get("policy"), timeout=timeout)
+        except ValueError as e:
+            raise InputError(str(e), path=source, line=line) from None
+        yield {**rec, "extracted": j.extracted, "correct": j.correct}
+
+
+def read_answer_records(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """``(line, record)`` for each JSON line of ``path``; InputError naming the line."""
+    for line, text in iter_lines(path):
+        try:
+            yield line, json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"not valid JSON: {e.msg}", path=path, line=line) from None

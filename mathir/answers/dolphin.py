@@ -1,0 +1,103 @@
+"""The Dolphin gold-answer format (SigmaDolphin number_word_std ``ans`` field).
+
+``;`` separates the values of different variables, ``{...}`` allows any order of
+them, `` or `` separates alternative solutions (all must be given, in any order),
+``|`` separates equivalent forms of the whole answer, decimals keep three digits
+after the point, and ``ans_no_result`` means no valid answer. A system output uses
+the same syntax (``9; 14 or 14; 9``). Written by hand: the official evaluation code
+was never released; Table 3 of the dataset document is our test
+(``tests/answers/test_dolphin.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+NO_RESULT = "ans_no_result"
+_NAME = re.compile(r"^[a-z]\w*\s*=\s*", re.I)
+_FRACTION = re.compile(r"^-?\d+\s*/\s*\d+$")
+
+
+def _value(token: str):
+    """A comparable form of one value: rounded decimal, (num, den) fraction or text.
+
+    Fractions stay as written (``18/28`` is not ``9/14``: the gold wants the reduced
+    form) and never equal decimals (``0.643`` is not ``9/14``).
+    """
+    t = _NAME.sub("", token.strip()).rstrip("%").strip()
+    if _FRACTION.match(t):
+        num, den = (int(x) for x in t.replace(" ", "").split("/"))
+        return ("fraction", num, den)
+    try:
+        d = Decimal(t)
+    except InvalidOperation:
+        return ("text", re.sub(r"\s+", "", t.lower()))
+    if not d.is_finite():
+        return ("text", t.lower())
+    return ("decimal", d.quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The values of one solution, in order unless ``unordered``."""
+
+    values: tuple
+    unordered: bool
+
+    def matches(self, values: tuple) -> bool:
+        if len(values) != len(self.values):
+            return False
+        if self.unordered:
+            return sorted(map(repr, values)) == sorted(map(repr, self.values))
+        return values == self.values
+
+
+def _solutions(form: str, gold: bool) -> list[Solution]:
+    out = []
+    for part in re.split(r"\s+or\s+", form.strip()):
+        part = part.strip()
+        unordered = gold and part.startswith("{") and part.endswith("}")
+        if unordered:
+            part = part[1:-1]
+        out.append(Solution(tuple(_value(v) for v in part.split(";")), unordered))
+    return out
+
+
+def parse_gold(ans: str) -> list[list[Solution]]:
+    """The equivalent forms of a gold answer, each a list of alternative solutions.
+
+    >>> [len(f) for f in parse_gold("20/9; 20 or 0; 0 | 2.222; 20 or 0; 0")]
+    [2, 2]
+    >>> parse_gold("{9; 14}")[0][0].unordered
+    True
+    """
+    return [_solutions(form, gold=True) for form in ans.split("|")]
+
+
+def dolphin_check(output: str, gold: str) -> bool:
+    """Whether a system ``output`` is correct against a Dolphin gold answer.
+
+    Correct iff, for one form of the gold, every solution of the output matches one
+    of the gold's alternative solutions and every alternative is given (values in
+    order unless ``{}``; a solution repeated in another order is the same solution).
+
+    >>> dolphin_check("14; 9", "{9; 14}"), dolphin_check("9 or 14", "{9; 14}")
+    (True, False)
+    >>> dolphin_check("2.222; 20 or 0; 0", "20/9; 20 or 0; 0 | 2.222; 20 or 0; 0")
+    True
+    >>> dolphin_check("ans_no_result", "ans_no_result"), dolphin_check("", "ans_no_result")
+    (True, False)
+    """
+    output, gold = output.strip(), gold.strip()
+    if gold == NO_RESULT or output == NO_RESULT:
+        return output == gold
+    if not output:
+        return False
+    predicted = [s.values for s in _solutions(output, gold=False)]
+    for form in parse_gold(gold):
+        if (all(any(s.matches(v) for s in form) for v in predicted)
+                and all(any(s.matches(v) for v in predicted) for s in form)):
+            return True
+    return False

@@ -1,0 +1,157 @@
+"""The simple answer check: numbers read from both sides, compared with tolerance.
+
+Integers compare exactly, anything else with a relative tolerance of 1e-3; the
+policies ``strict`` (same numbers, any order), ``model_include_gt`` and
+``gt_include_model`` say which side must cover the other; with no number on either
+side the two strings are compared literally (case and spaces ignored).
+
+Where the reference tool contradicts its own README we follow the README (see
+``tests/answers/test_numeric.py``): a value written with k >= 2 decimals also matches
+the other side rounded to k decimals, so ``$1.33`` matches ``1.333333`` (the README's
+own example), which plain 1e-3 relative tolerance rejects.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+CHECK_POLICIES = ("strict", "model_include_gt", "gt_include_model")
+REL_TOL = 1e-3
+
+# The reference tool's five number patterns, applied in this order; each collects its
+# matches and deletes them before the next runs. The "." of the first three is an
+# unescaped any-character, so "10 3/4" is one (unreadable) token: kept for parity.
+# (?=(\d+))\1 is an atomic \d+: without it the second pattern backtracks cubically on
+# long digit runs (a model's "0.3333...3" of 1,500 digits took a minute).
+_NUMBER_PATTERNS = [re.compile(p) for p in (
+    r"-?\d(.\d+)?[eE][+-]?\d+",
+    r"-?(?=(\d+))\1(.\d+)?\s*[/:]\s*\d+(.\d+)?",
+    r"-?\d{1,3}(,\d{3})+(.\d+)?",
+    r"-?\d+\s*[./:]\s*\d+",
+    r"-?\d+",
+)]
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number read from an answer: its value and how many decimals were written
+    (None for fractions and ratios, whose expansion does not end)."""
+
+    value: int | float
+    decimals: int | None
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class UnreadableNumber(ValueError):
+    """A token the number patterns matched but that is no number (``10 3/4``)."""
+
+
+def _cast(token: str) -> Number:
+    t = token.replace(",", "").replace(":", "/").replace(" ", "")
+    try:
+        if "/" in t:
+            num, den = t.split("/")
+            return Number(float(num) / float(den), None)
+        value = float(t)
+    except (ValueError, ZeroDivisionError):
+        raise UnreadableNumber(token) from None
+    mant = t.lower().split("e")[0]
+    decimals = len(mant.split(".")[1]) if "." in mant else 0
+    if value.is_integer() and abs(value) < 2 ** 63:
+        return Number(int(value), decimals)
+    return Number(value, decimals)
+
+
+def read_numbers(text: str) -> list[Number]:
+    """The numbers of ``text`` (the reference tool's patterns and order).
+
+    Raises :class:`UnreadableNumber` for a token that is no number.
+
+    >>> read_numbers("200 ml of 5% and 1,400 ml; ratio 1:2")
+    [0.5, 1400, 200, 5]
+    """
+    numbers = []
+    for pat in _NUMBER_PATTERNS:
+        found = [m.group(0) for m in pat.finditer(text)]
+        numbers.extend(_cast(t) for t in found)
+        text = pat.sub("", text)
+    return numbers
+
+
+def numbers_equal(a: Number, b: Number, rel_tol: float = REL_TOL) -> bool:
+    """Integers exactly, else relative tolerance, else the README's rounding rule.
+
+    >>> numbers_equal(Number(1001, 0), Number(1000, 0))
+    False
+    >>> numbers_equal(Number(1.0005, 4), Number(1, 0))
+    True
+    >>> numbers_equal(Number(1.33, 2), Number(1.333333, 6))
+    True
+    """
+    if isinstance(a.value, int) and isinstance(b.value, int):
+        return a.value == b.value
+    if math.isclose(a.value, b.value, rel_tol=rel_tol):
+        return True
+    # README rule (see module doc): the less precise side, written with k >= 2
+    # decimals, equals the other side rounded to k decimals.
+    short, other = (a, b) if (b.decimals is None or (a.decimals is not None
+                                                    and a.decimals < b.decimals)) else (b, a)
+    k = short.decimals
+    if k is None or k < 2 or (other.decimals is not None and other.decimals <= k):
+        return False
+    return abs(round(other.value, k) - short.value) < 0.5 * 10 ** -(k + 3)
+
+
+def _covered(needles: list[Number], haystack: list[Number]) -> bool:
+    """Every needle matches a distinct haystack number (greedy, order-free)."""
+    free = list(haystack)
+    for n in needles:
+        for i, h in enumerate(free):
+            if numbers_equal(n, h):
+                del free[i]
+                break
+        else:
+            return False
+    return True
+
+
+def _clean(text: str) -> str:
+    for ch in ". \n. \n":
+        text = text.rstrip(ch)
+    return text.replace("$", "")
+
+
+def simple_check(answer: str | None, gold: str, policy: str = "strict") -> bool:
+    """Whether the extracted ``answer`` matches ``gold`` (numbers, else literally).
+
+    >>> simple_check("200 ml and 400 ml.", "400, 200")
+    True
+    >>> simple_check("16 - 3 - 4 = 9", "9"), simple_check("16 - 3 - 4 = 9", "9", "model_include_gt")
+    (False, True)
+    >>> simple_check("Yes", "yes"), simple_check(None, "5")
+    (True, False)
+    """
+    if policy not in CHECK_POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; expected one of {CHECK_POLICIES}")
+    if answer is None:
+        return False
+    answer, gold = _clean(answer), _clean(gold)
+    try:
+        model_nums, gold_nums = read_numbers(answer), read_numbers(gold)
+    except UnreadableNumber:
+        return False
+    if not model_nums and not gold_nums:
+        squash = str.maketrans("", "", " \n")
+        return answer.translate(squash).lower() == gold.translate(squash).lower()
+    if not model_nums or not gold_nums:
+        return False
+    if policy == "strict":
+        return len(model_nums) == len(gold_nums) and _covered(gold_nums, model_nums)
+    if policy == "model_include_gt":
+        return _covered(gold_nums, model_nums)
+    return _covered(model_nums, gold_nums)
+

@@ -1,0 +1,78 @@
+"""Word-problem run files: one derivation per problem, a TSV with a header.
+
+Columns: ``qid``, ``docno`` (training problem whose template was used), ``score``,
+then JSON: ``solution``, ``template``, ``alignment`` (slot -> [SentenceId, TokenId,
+Value]), ``equations``; last the run name.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from mathir.errors import InputError, require_file
+from mathir.storage import atomic_file
+
+COLUMNS = ["qid", "docno", "score", "solution", "template", "alignment", "equations", "run"]
+
+
+def write_run(results: pd.DataFrame, path: str | Path, name: str = "run",
+              topics: Iterable[str] | None = None, format: str | None = None) -> Path:
+    """Write one row per topic (atomically). ``topics`` adds empty rows for unsolved ones.
+
+    >>> import tempfile
+    >>> p = write_run(pd.DataFrame({"qid": ["1"], "docno": ["7"], "score": [1.5],
+    ...     "solution": ["[2.0]"], "template": ['["m = a"]'], "alignment": ['{"a": [0, 1, 2.0]}'],
+    ...     "equations": ['["m = 2"]']}), tempfile.mkdtemp() + "/r.tsv", topics=["1", "2"])
+    >>> read_run(p)["solution"].tolist()
+    [[2.0], []]
+    """
+    if format not in (None, "arqmath", "tsv"):
+        raise InputError(f"word-problem runs have one format (tsv), not {format!r}")
+    path = Path(path)
+    rows = results.drop_duplicates("qid")
+    seen = set(rows["qid"].astype(str))
+    with atomic_file(path) as f:
+        w = csv.writer(f, delimiter="\t", lineterminator="\n")
+        w.writerow(COLUMNS)
+        for r in rows.itertuples(index=False):
+            w.writerow([str(r.qid), r.docno, f"{float(r.score):.6f}", r.solution, r.template,
+                        r.alignment, r.equations, name])
+        for qid in topics if topics is not None else ():
+            if str(qid) not in seen:
+                seen.add(str(qid))
+                w.writerow([str(qid), "", "0.0", "[]", "[]", "{}", "[]", name])
+    return path
+
+
+def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFrame:
+    """Read a run; JSON columns are decoded. Errors name the line."""
+    path = require_file(path, "run file")
+    known = set(topics) if topics is not None else None
+    rows = []
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t")
+        header = next(reader, None)
+        if header != COLUMNS:
+            raise InputError(f"expected the header {COLUMNS}", path=path, line=1)
+        for line, rec in enumerate(reader, 2):
+            if len(rec) != len(COLUMNS):
+                raise InputError(f"expected {len(COLUMNS)} columns, found {len(rec)}",
+                                 path=path, line=line)
+            if known is not None and rec[0] not in known:
+                raise InputError(f"problem {rec[0]!r} is not among the topics", path=path,
+                                 line=line)
+            try:
+                rows.append({"qid": rec[0], "docno": rec[1], "score": float(rec[2]),
+                             "solution": json.loads(rec[3]), "template": json.loads(rec[4]),
+                             "alignment": json.loads(rec[5]), "equations": json.loads(rec[6]),
+                             "run": rec[7]})
+            except (ValueError, json.JSONDecodeError) as e:
+                raise InputError(f"malformed field ({e})", path=path, line=line) from None
+    if not rows:
+        raise InputError("empty run", path=path)
+    return pd.DataFrame(rows)

@@ -1,0 +1,91 @@
+import threading
+import time
+
+import pytest
+
+from mathir.answers.latex import SymbolicChecker, latex_check, normalize_latex
+
+
+@pytest.fixture(scope="module")
+def checker():
+    with SymbolicChecker(timeout=30) as c:
+        yield c
+
+
+@pytest.mark.parametrize("answer,gold,expected", [
+    ("\\frac{3}{7}", "\\frac{3}{7}", True),
+    ("0.3333", "0.333", True),
+    ("7x^2 - 63", "7(x - 3)(x + 3)", True),
+    ("7(x + 3)(x - 3)", "7(x - 3)(x + 3)", True),
+    ("\\sqrt{169}", "13", True),
+    ("(-\\infty, -5)", "(-\\infty,-5)", True),
+    ("x = 5", "5", True),
+    ("x^2+2x+1=0", "(x+1)^2", True),
+    ("1,000", "1000", True),
+    ("(1,2)", "(1, 2)", True),
+    ("90^\\circ", "90", True),
+    ("\\dfrac{1}{2}", "\\frac{1}{2}", True),
+    ("2\\sqrt{3}", "\\sqrt{12}", True),
+    ("2π", "2\\pi", True),
+    ("10\\%", "10", True),
+    ("$\\boxed{5}$.", "5", True),
+    ("\\{1, 2\\}", "\\{2, 1\\}", False),       # multi-element answers: literal only
+    ("x + 1", "x + 2", False),
+    ("\\frac{1}{3}", "0.5", False),
+])
+@pytest.mark.parametrize("mode", ["aggressive", "conservative"])
+def test_latex_check(answer, gold, expected, mode, checker):
+    assert latex_check(answer, gold, mode, checker=checker) is expected
+
+
+def test_readme_over_tool_units_in_aggressive_mode(checker):
+    """README: in aggressive mode "400 \\text{meters}" -> "400" matches "400"; the
+    reference tool says False (it scans the raw text, where \\text has a backslash).
+    We scan the normalized text; conservative mode compares the whole answer."""
+    assert latex_check("400 \\text{meters}", "400", "aggressive", checker=checker) is True
+    assert latex_check("400 \\text{meters}", "400", "conservative", checker=checker) is False
+    assert latex_check("x + 400", "400", "aggressive", checker=checker) is False  # x: not simple
+
+
+def test_readme_over_tool_decimal_vs_fraction(checker):
+    """README: "3/7, \\frac{3}{7} and 0.428571" have the same meaning; the reference
+    tool says False for 0.428571 vs \\frac{3}{7} (no tolerance once SymPy sees a
+    number). We apply the README's 1e-3 relative tolerance to numeric values."""
+    assert latex_check("0.428571", "\\frac{3}{7}", checker=checker) is True
+    assert latex_check("0.43", "\\frac{3}{7}", checker=checker) is True    # 2 decimals, rounded
+    assert latex_check("0.42", "\\frac{3}{7}", checker=checker) is False
+
+
+def test_normalize():
+    assert normalize_latex("\\$\\text{ 5 }") == " 5 "
+    assert normalize_latex("\\mbox{A}^{\\circ}") == "a"
+
+
+def test_timeout_bounds_the_worst_case_and_worker_recovers():
+    with SymbolicChecker(timeout=0.5) as c:
+        c.equivalent("1", "1")  # start the worker outside the timed part
+        t0 = time.perf_counter()
+        # simplify needs ~40 s on this (expanding two 5-term 20th powers)
+        assert c.equivalent("(x+y+z+w+1)^{20}", "(x+y+z+w)^{20}") is False
+        assert time.perf_counter() - t0 < 5
+        assert c.timeouts == 1
+        assert c.equivalent("\\sqrt{4}", "2") is True   # a fresh worker answers
+
+
+def test_thread_safe():
+    results = []
+    with SymbolicChecker(timeout=30) as c:
+        def work(a, b):
+            results.append((a, c.equivalent(a, b)))
+        threads = [threading.Thread(target=work, args=(f"\\sqrt{{{i * i}}}", str(i)))
+                   for i in range(2, 8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(results) == 6 and all(ok for _, ok in results)
+
+
+def test_unknown_mode():
+    with pytest.raises(ValueError):
+        latex_check("1", "1", "lenient")
