@@ -1,0 +1,190 @@
+"""Training a cross-encoder reranker from judgments (needs ``mathir[neural]``).
+
+The trainer is generic over ``(query, text, label)`` pairs, so any task can use it
+(ARQMath answers, WorldTree facts, ...). :func:`pairs_from_qrels` makes those pairs:
+positives are the judged-relevant documents, negatives the judged non-relevant ones
+plus the best-ranked unjudged-or-non-relevant documents of a first stage (BM25: *hard*
+negatives). :func:`train_cross_encoder` fine-tunes a sentence-transformers
+``CrossEncoder`` (one logit, binary cross-entropy), starting by default from the
+packaged all-MiniLM-L6-v2 weights (a new classification head is added), on the GPU
+when there is one.
+
+The loop is written here (a few lines of torch) because sentence-transformers'
+``CrossEncoderTrainer`` needs the ``datasets`` and ``accelerate`` packages, which the
+extra does not otherwise need.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from mathir.errors import InputError
+from mathir.storage import atomic_directory, write_manifest
+
+PAIR_COLUMNS = ["qid", "query", "docno", "text", "label"]
+
+
+def pairs_from_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, texts: Mapping[str, str],
+                     negatives: pd.DataFrame | None = None, rel: int = 1,
+                     negatives_per_positive: int = 3, seed: int = 0) -> pd.DataFrame:
+    """Training pairs ``(qid, query, docno, text, label)``, label 1 or 0.
+
+    Positives: qrels with ``label >= rel``. Negatives: qrels with ``label < rel`` first,
+    then the highest-ranked documents of ``negatives`` (a result frame, e.g. BM25's)
+    that are not positives, up to ``negatives_per_positive`` per positive of a topic.
+    Documents without text are skipped.
+
+    >>> topics = pd.DataFrame({"qid": ["1"], "query": ["q"]})
+    >>> qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [2, 0]})
+    >>> bm = pd.DataFrame({"qid": ["1", "1", "1"], "docno": ["a", "c", "b"], "rank": [0, 1, 2]})
+    >>> pairs_from_qrels(topics, qrels, {"a": "A", "b": "B", "c": "C"}, bm, rel=2)[["docno", "label"]].values.tolist()
+    [['a', 1], ['b', 0], ['c', 0]]
+    """
+    rng = random.Random(seed)
+    queries = dict(zip(topics["qid"].astype(str), topics["query"], strict=True))
+    rows = []
+    ranked: dict[str, list[str]] = {}
+    if negatives is not None:
+        neg = negatives.sort_values(["qid", "rank"], kind="stable")
+        for qid, group in neg.groupby("qid", sort=False):
+            ranked[str(qid)] = [str(d) for d in group["docno"]]
+    for qid, group in qrels.groupby("qid", sort=True):
+        qid = str(qid)
+        if qid not in queries:
+            continue
+        judged = {str(d): int(lab) for d, lab in zip(group["docno"], group["label"], strict=True)
+                  if str(d) in texts}
+        pos = sorted(d for d, lab in judged.items() if lab >= rel)
+        if not pos:
+            continue
+        judged_neg = sorted(d for d, lab in judged.items() if lab < rel)
+        rng.shuffle(judged_neg)
+        hard = [d for d in ranked.get(qid, []) if d in texts and judged.get(d, -1) < rel
+                and d not in judged_neg]
+        negs = (judged_neg + hard)[:negatives_per_positive * len(pos)]
+        # Interleave the classes so that a truncated pair list keeps both.
+        both = itertools.zip_longest([(d, 1) for d in pos], [(d, 0) for d in negs])
+        rows += [(qid, queries[qid], d, texts[d], lab) for pair in both for x in pair
+                 if x is not None for d, lab in [x]]
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | None = None,
+                        epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
+                        max_length: int = 256, max_steps: int | None = None,
+                        device: str | None = None, seed: int = 0,
+                        quiet: bool = False) -> Path:
+    """Fine-tune a CrossEncoder on ``pairs`` (columns query, text, label) and save it to ``out``.
+
+    ``base`` is a local model directory or Hugging Face cache name (default: the
+    packaged all-MiniLM-L6-v2). ``max_steps`` stops early (smoke runs). The saved
+    directory loads with ``sentence_transformers.CrossEncoder(out)`` and
+    :func:`mathir.pipelines.neural.cross_encoder_reranker`; ``out`` appears whole or not
+    at all. Returns ``out``.
+    """
+    from mathir.pipelines.neural import _device, _offline, require_neural, resolve_model
+
+    require_neural()
+    _offline()
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    missing = {"query", "text", "label"} - set(pairs.columns)
+    if missing:
+        raise InputError(f"training pairs lack column(s) {sorted(missing)}")
+    if pairs.empty or pairs["label"].nunique() < 2:
+        raise InputError("training needs positive and negative pairs (check the qrels and texts)")
+    base_path = resolve_model(base)
+    device = _device(device)
+    torch.manual_seed(seed)
+    model = CrossEncoder(base_path, num_labels=1, max_length=max_length, device=device)
+    net, tok = model.model, model.tokenizer
+    net.train()
+    optimizer = torch.optim.AdamW(net.parameters(), lr=learning_rate)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    data = list(zip(pairs["query"], pairs["text"], pairs["label"].astype(float), strict=True))
+    rng = random.Random(seed)
+    steps_per_epoch = (len(data) + batch_size - 1) // batch_size
+    total = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
+    step = 0
+    losses = []
+    with tqdm(total=total, desc="training cross-encoder", unit=" steps", disable=quiet) as bar:
+        for _ in range(epochs):
+            rng.shuffle(data)
+            for i in range(0, len(data), batch_size):
+                if step >= total:
+                    break
+                batch = data[i:i + batch_size]
+                enc = tok([q for q, _, _ in batch], [t for _, t, _ in batch], padding=True,
+                          truncation="longest_first", max_length=max_length,
+                          return_tensors="pt").to(device)
+                logits = net(**enc).logits.view(-1)
+                loss = loss_fn(logits, torch.tensor([y for _, _, y in batch], device=device))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+                step += 1
+                bar.update()
+                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    net.eval()
+    out = Path(out)
+    with atomic_directory(out) as tmp:
+        model.save(str(tmp))
+        write_manifest(tmp, {"kind": "mathir-cross-encoder", "base": base_path,
+                             "pairs": len(data), "positives": int((pairs["label"] > 0).sum()),
+                             "steps": step, "epochs": epochs, "batch_size": batch_size,
+                             "learning_rate": learning_rate, "max_length": max_length,
+                             "device": device, "final_loss": losses[-1] if losses else None})
+    return out
+
+
+def index_texts(index) -> Mapping[str, str]:
+    """docno -> text of an index's documents, as the models read them.
+
+    An :class:`~mathir.indexing.answer_index.AnswerIndex` gives its answers with LaTeX
+    (:class:`~mathir.indexing.dense_index.AnswerTexts`); any other index must offer a
+    ``document_texts()`` method.
+    """
+    from mathir.indexing.answer_index import AnswerIndex
+    from mathir.indexing.dense_index import AnswerTexts
+
+    if isinstance(index, AnswerIndex):
+        return AnswerTexts.for_index(index)
+    if hasattr(index, "document_texts"):
+        return index.document_texts()
+    raise InputError(f"{type(index).__name__} offers no document texts to train on")
+
+
+def task_training_pairs(task, datasets, rel: int | None = None, negatives_per_positive: int = 3,
+                        first_stage: str = "bm25", max_pairs: int | None = None, seed: int = 0,
+                        quiet: bool = False) -> pd.DataFrame:
+    """Training pairs from a task's judged evaluations (``task.data(...)`` results).
+
+    Hard negatives come from the task's ``first_stage`` pipeline (BM25). ``rel`` defaults
+    to 2 when the judgments are graded above 1 (ARQMath: H and M are relevant), else 1.
+    ``max_pairs`` keeps a random sample of topics' pairs of about that size.
+    """
+    frames = []
+    for data in datasets:
+        if data.qrels is None:
+            raise InputError(f"no qrels for {data.label}: cannot train on it", path=data.topics)
+        topics = task.read_topics(data.topics)
+        qrels = task.read_qrels(data.qrels)
+        index = task.index(data, quiet=quiet, cache_root=Path("runs") / ".index")
+        texts = index_texts(index)
+        level = rel if rel is not None else (2 if qrels["label"].max() > 1 else 1)
+        judged = topics[topics["qid"].isin(set(qrels["qid"]))]
+        negatives = task.pipeline(first_stage, index).transform(judged)
+        frames.append(pairs_from_qrels(judged, qrels, texts, negatives, rel=level,
+                                       negatives_per_positive=negatives_per_positive, seed=seed))
+    pairs = pd.concat(frames, ignore_index=True)
+    if max_pairs is not None and len(pairs) > max_pairs:
+        pairs = pairs.sample(n=max_pairs, random_state=seed).sort_index()
+    return pairs
