@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--pipelines", help="comma-separated pipeline names (default: the task's)")
     sp.add_argument("--out", default="runs", help="output folder for run files (default: runs)")
     sp.add_argument("--index", help="index directory (default: under OUT/.index)")
+    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder pipeline "
+                    "(from `mathir train-reranker`)")
     sp.add_argument("--format", choices=FORMATS, default="table")
 
     sp = sub.add_parser("index", help="build (or reuse) the task's index")
@@ -50,7 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--pipeline", required=True)
     sp.add_argument("--index", help="index directory (default: under the run's folder)")
     sp.add_argument("--out", required=True, help="run file to write")
-    sp.add_argument("--run-format", choices=("arqmath", "trec"), default="arqmath")
+    sp.add_argument("--run-format", choices=("arqmath", "trec", "predict"), default="arqmath",
+                    help="run file format (WorldTree: arqmath means its own 'predict' format)")
+    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder pipeline "
+                    "(from `mathir train-reranker`)")
 
     sp = sub.add_parser("evaluate", help="evaluate run files with the task's measures")
     sp.add_argument("task")
@@ -58,8 +63,41 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--topics", help="topic file: a run line for another topic is an error")
     sp.add_argument("--formula-index", help="formula index TSV (Task 2: formula id -> visual id)")
     sp.add_argument("--assignments", help="Task 3: run/topic -> judged answer id file")
+    sp.add_argument("--tablestore", help="WorldTree: tablestore tables/ directory (default: "
+                    "found beside the questions file)")
+    sp.add_argument("--model", help="Task 3 LO/CS: tokenizer and BERTScore model, a local path "
+                    "or a cached name (default: packaged all-MiniLM-L6-v2; official: "
+                    "witiko/mathberta)")
+    sp.add_argument("--layer", type=int, help="Task 3 CS: BERTScore layer (default: 6; 10 for "
+                    "witiko/mathberta)")
+    sp.add_argument("--tokenizer", help="Task 3 LO: tokenizer (default: the model's)")
     sp.add_argument("--format", choices=FORMATS, default="table")
-    sp.add_argument("runs", nargs="+", metavar="RUN")
+    sp.add_argument("runs", nargs="*", metavar="RUN",
+                    help="run files (arqmath-task3 with --assignments: default every run it names)")
+
+    sp = sub.add_parser("train-reranker", help="fine-tune a cross-encoder on the task's qrels "
+                        "(needs mathir[neural])")
+    sp.add_argument("task")
+    common(sp)
+    sp.add_argument("--base", help="model to start from: a local path or cached name "
+                    "(default: packaged all-MiniLM-L6-v2)")
+    sp.add_argument("--out", required=True, help="directory for the trained model")
+    sp.add_argument("--epochs", type=int, default=1)
+    sp.add_argument("--batch-size", type=int, default=16)
+    sp.add_argument("--max-pairs", type=int, help="train on a random sample of this many pairs")
+    sp.add_argument("--max-steps", type=int, help="stop after this many steps")
+    sp.add_argument("--negatives", type=int, default=3, help="negatives per positive (default 3)")
+    sp.add_argument("--rel", type=int, help="lowest relevant label (default: 2 for graded qrels)")
+    sp.add_argument("--max-length", type=int, default=256, help="word pieces per pair")
+
+    sp = sub.add_parser("answers", help="check model answers against gold answers (JSON lines)")
+    sp.add_argument("--input", required=True, help='JSON lines {"response", "gold", ["extract", '
+                    '"check", "policy"]}')
+    sp.add_argument("--format", choices=("json", "table"), default="json",
+                    help="json: each line back with extracted and correct added (default); "
+                    "table: counts and accuracy")
+    sp.add_argument("--timeout", type=float, default=5.0,
+                    help="seconds per symbolic (LaTeX) check (default: 5)")
     return p
 
 
@@ -95,6 +133,8 @@ def _cmd_experiment(args) -> None:
     if args.format != "json":
         for pipe, path in res.runs.items():
             print(f"{pipe}: {path} ({res.seconds[pipe]:.1f}s)", file=sys.stderr)
+    for what, path in getattr(res, "files", {}).items():
+        print(f"{what}: {path}", file=sys.stderr)
 
 
 def _cmd_index(args) -> None:
@@ -124,18 +164,67 @@ def _cmd_evaluate(args) -> None:
     from mathir.tasks import evaluate_runs
 
     options = {k: v for k, v in (("formula_index", args.formula_index),
-                                 ("assignments", args.assignments)) if v}
+                                 ("assignments", args.assignments),
+                                 ("tablestore", args.tablestore)) if v}
+    options.update({k: v for k, v in (("model", args.model), ("layer", args.layer),
+                                      ("tokenizer", args.tokenizer)) if v is not None})
     table = evaluate_runs(args.task, args.qrels, args.runs, args.topics, **options)
     print(format_table(table, args.format))
 
 
+def _cmd_answers(args) -> None:
+    import json
+
+    from mathir.answers.checking import check_records, read_answer_records
+
+    n = correct = 0
+    for rec in check_records(read_answer_records(args.input), args.input, timeout=args.timeout):
+        n += 1
+        correct += rec["correct"]
+        if args.format == "json":
+            print(json.dumps(rec, ensure_ascii=False))
+    if args.format == "table":
+        print(f"answers\t{n}\ncorrect\t{correct}\naccuracy\t{correct / n if n else 0.0:.4f}")
+    else:
+        print(f"{correct}/{n} correct", file=sys.stderr)
+
+
 COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,
             "run": _cmd_run, "evaluate": _cmd_evaluate}
+COMMANDS["answers"] = _cmd_answers
+
+
+def _cmd_train_reranker(args) -> None:
+    from mathir.pipelines.reranker_training import task_training_pairs, train_cross_encoder
+    from mathir.tasks import get_task
+
+    task = get_task(args.task)
+    labels = (args.year or args.split or "").split(",")
+    datasets = [task.data(args.data, label or None, args.collection) for label in labels]
+    pairs = task_training_pairs(task, datasets, rel=args.rel, negatives_per_positive=args.negatives,
+                                max_pairs=args.max_pairs, quiet=args.quiet)
+    print(f"{len(pairs)} pairs ({int(pairs['label'].sum())} positive) from "
+          f"{pairs['qid'].nunique()} topics", file=sys.stderr)
+    out = train_cross_encoder(pairs, args.out, base=args.base, epochs=args.epochs,
+                              batch_size=args.batch_size, max_length=args.max_length,
+                              max_steps=args.max_steps, quiet=args.quiet)
+    print(f"{out}: cross-encoder trained on {len(pairs)} pairs")
+
+
+COMMANDS["train-reranker"] = _cmd_train_reranker
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mathir`` console script; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # evaluate's RUN ... may be empty (nargs="*"), so argparse matches it before the
+        # options and leaves run files written after them over: they are runs too.
+        if args.command == "evaluate" and not any(e.startswith("-") for e in extra):
+            args.runs = [*args.runs, *extra]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.version:
         from mathir import __version__
 
@@ -146,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if getattr(args, "quiet", False):
         os.environ["TQDM_DISABLE"] = "1"
+    if getattr(args, "cross_encoder", None):  # read by the bm25>>crossencoder pipeline
+        os.environ["MATHIR_CROSS_ENCODER"] = args.cross_encoder
     warnings.simplefilter("default")
     warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
     try:

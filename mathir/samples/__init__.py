@@ -50,6 +50,21 @@ class ArqmathSample:
     def task2_qrels_visual_id(self) -> Path:
         return self.root / "qrels_task2_visual_id.tsv"
 
+    @property
+    def task3_qrels(self) -> Path:
+        """Task 3 qrels (``A.k 0 d_N rel``) of the judged sample Task 3 runs."""
+        return self.root / "task3" / "qrel_task3_sample.tsv"
+
+    @property
+    def task3_assignments(self) -> Path:
+        """Task 3 assignment file (``run topic d_N``)."""
+        return self.root / "task3" / "teams_document_id.tsv"
+
+    @property
+    def task3_runs(self) -> Path:
+        """Directory of the judged sample Task 3 runs (``TEAM-task3-....tsv``)."""
+        return self.root / "task3" / "runs"
+
 
 def arqmath_sample() -> ArqmathSample:
     """The embedded ARQMath sample: 80 questions, 250 answers, 10 + 10 topics.
@@ -58,3 +73,56 @@ def arqmath_sample() -> ArqmathSample:
     'Posts.V1.3.xml'
     """
     return ArqmathSample(SAMPLES / "arqmath")
+
+
+@dataclass(frozen=True)
+class WorldtreeSample:
+    """Paths of the embedded WorldTree sample (see ``samples/worldtree/README.md``)."""
+
+    root: Path
+
+    @property
+    def tables(self) -> Path:
+        """The tablestore's table directory."""
+        return self.root / "annotation" / "expl-tablestore-sample" / "tables"
+
+    @property
+    def lemmas(self) -> Path:
+        """``lemmatization-en.txt`` (``lemma<TAB>word``)."""
+        return self.root / "annotation" / "lemmatization-en.txt"
+
+    def questions(self, split: str = "Dev") -> Path:
+        """The question TSV of ``split`` (Train, Dev or Test)."""
+        return self.root / "questions" / f"ARC-Elementary+EXPL-{split}.tsv"
+
+
+def worldtree_sample() -> WorldtreeSample:
+    """The embedded WorldTree sample: 11 tables of facts, Train/Dev/Test questions.
+
+    >>> worldtree_sample().questions("Dev").name
+    'ARC-Elementary+EXPL-Dev.tsv'
+    """
+    return WorldtreeSample(SAMPLES / "worldtree")
+
+
+@dataclass(frozen=True)
+class WordProblemsSample:
+    """Paths of the embedded word-problem sample (``samples/word_problems/README.md``)."""
+
+    root: Path
+
+    @property
+    def problems(self) -> Path:
+        return self.root / "draw.json"
+
+    def split(self, name: str) -> Path:
+        return self.root / f"draw-{name}.txt"
+
+
+def word_problems_sample() -> WordProblemsSample:
+    """The embedded word problems: 14 problems with derivations, DRAW-1K format.
+
+    >>> word_problems_sample().split("test").name
+    'draw-test.txt'
+    """
+    return WordProblemsSample(SAMPLES / "word_problems")
