@@ -39,7 +39,18 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--index", help="index directory (default: under OUT/.index)")
     sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder pipeline "
                     "(from `mathir train-reranker`)")
-    sp.add_argument("--format", choices=FORMATS, default="table")
+    sp.add_argument("--format", choices=FORMATS + ("html",), default="table",
+                    help="html writes a self-contained report beside the runs")
+    sp.add_argument("--baseline", help="pipeline the others are tested against (default: first)")
+    sp.add_argument("--test", choices=("t", "wilcoxon"), default="t", help="paired test")
+    sp.add_argument("--correction", default="holm",
+                    help="multiple-testing correction (statsmodels method; default holm)")
+    sp.add_argument("--workers", type=int, default=1,
+                    help="run topic batches in N local processes")
+    sp.add_argument("--ray", metavar="ADDRESS",
+                    help="run topic batches on a Ray cluster ('auto', an address, or 'local')")
+    sp.add_argument("--no-reuse", action="store_true",
+                    help="recompute runs even when their manifests still match")
 
     sp = sub.add_parser("index", help="build (or reuse) the task's index")
     sp.add_argument("task")
@@ -125,14 +136,24 @@ def _cmd_experiment(args) -> None:
     task = get_task(args.task)
     pipes = [p.strip() for p in args.pipelines.split(",") if p.strip()] if args.pipelines else None
     res = run_experiment(task, _data(task, args), pipes, out=args.out, index_dir=args.index,
-                         quiet=args.quiet)
+                         quiet=args.quiet, baseline=args.baseline, test=args.test,
+                         correction=args.correction, workers=args.workers, ray_address=args.ray,
+                         reuse=not args.no_reuse)
     if res.table is None:
         print("no qrels for these topics; runs written:", file=sys.stderr)
+    elif args.format == "html":
+        from mathir.tasks import write_experiment_report
+
+        print(write_experiment_report(res))
     else:
-        print(format_table(res.table, args.format))
+        print(format_table(res.table, args.format, significance=res.significance))
+        if res.significance is not None and args.format != "json":
+            print(f"† significantly different from {res.baseline} (paired {args.test}-test, "
+                  f"{args.correction} correction, p < 0.05)")
     if args.format != "json":
         for pipe, path in res.runs.items():
-            print(f"{pipe}: {path} ({res.seconds[pipe]:.1f}s)", file=sys.stderr)
+            how = "reused: manifest matches" if pipe in res.reused else f"{res.seconds[pipe]:.1f}s"
+            print(f"{pipe}: {path} ({how})", file=sys.stderr)
     for what, path in getattr(res, "files", {}).items():
         print(f"{what}: {path}", file=sys.stderr)
 

@@ -24,9 +24,10 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
-from mathir.evaluation.formula_search import evaluate_task2
+from mathir.evaluation.formula_search import evaluate_task2, prepare_task2
 from mathir.evaluation.open_answers import evaluate_task3
-from mathir.evaluation.prime import ARQMATH_MEASURES, compare
+from mathir.evaluation.prime import ARQMATH_MEASURES, compare, per_query
+from mathir.evaluation.significance import significance_table
 from mathir.evaluation.word_problems import compare as word_problems_compare
 from mathir.evaluation.word_problems import read_gold as read_word_problem_gold
 from mathir.evaluation.worldtree import compare as worldtree_compare
@@ -54,6 +55,8 @@ from mathir.qrels.worldtree import read_qrels as read_worldtree_qrels
 from mathir.runs.arqmath import read_run, write_run
 from mathir.runs.arqmath_task2 import read_task2_run, write_task2_run
 from mathir.runs.arqmath_task3 import read_task3_run, write_task3_run
+from mathir.runs.provenance import reusable, run_manifest
+from mathir.runs.provenance import write_manifest as write_run_manifest
 from mathir.runs.word_problems import read_run as read_word_problem_run
 from mathir.runs.word_problems import write_run as write_word_problem_run
 from mathir.runs.worldtree import read_run as read_worldtree_run
@@ -77,6 +80,8 @@ class TaskData:
     topics: Path
     qrels: Path | None
     extras: Mapping[str, Path] = field(default_factory=dict)
+    # Per-topic information for report breakdowns (ARQMath: category, difficulty, ...).
+    metadata: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,11 @@ class Task:
     # (runs by name, qrels, output folder, **extras) -> {what: path} of extra files that
     # `run_experiment` writes beside the runs (e.g. WorldTree's MAP-by-length histogram).
     report: Callable[..., dict[str, Path]] | None = None
+    # (runs by name, qrels, **extras) -> {run: frame of qid + one column per measure}:
+    # per-topic scores for significance tests and per-topic plots.
+    per_topic: Callable[..., dict[str, pd.DataFrame]] | None = None
+    # index directory -> index object, so that worker processes can reopen the index.
+    open_index: Callable[[Path], object] | None = None
 
     def data(self, data: str | Path | None = None, year: str | None = None,
              collection: str | Path | None = None) -> TaskData:
@@ -161,11 +171,17 @@ def _locate_arqmath_task1(root: Path | None, year: str | None,
                 raise InputError("no collection (Posts.V1.3.xml or a thread_html* directory) "
                                  "under the data directory; pass --collection", path=root)
             collection = dirs[0]
-    return TaskData(year, collection, topics, qrels)
+    meta = sorted(root.rglob(f"Task1_ARQMath{ARQMATH_YEARS.index(year) + 1}_Topic_Information.csv"))
+    return TaskData(year, collection, topics, qrels, metadata=meta[0] if meta else None)
 
 
 def _build_answer_index(collection: Path, index_dir: Path, quiet: bool = False) -> AnswerIndex:
     return AnswerIndex.build(AnswerCollection.at(collection), index_dir, quiet=quiet)
+
+
+def _per_topic_prime(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                     **options) -> dict[str, pd.DataFrame]:
+    return {name: per_query(run, qrels, ARQMATH_MEASURES) for name, run in runs.items()}
 
 
 def _evaluate_prime(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
@@ -203,6 +219,8 @@ ARQMATH_TASK1 = Task(
     evaluate=_evaluate_prime,
     years=ARQMATH_YEARS,
     qrels_in_collection=True,
+    per_topic=_per_topic_prime,
+    open_index=AnswerIndex,
 )
 
 
@@ -250,6 +268,13 @@ def _evaluate_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
     return evaluate_task2(runs, qrels, formula_index, qrels_key=qrels_key)
 
 
+def _per_topic_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                     formula_index: str | Path | None = None, qrels_key: str = "visual_id",
+                     **options) -> dict[str, pd.DataFrame]:
+    deduped, vqrels = prepare_task2(runs, qrels, formula_index, qrels_key=qrels_key)
+    return _per_topic_prime(deduped, vqrels)
+
+
 ARQMATH_TASK2 = Task(
     name="arqmath-task2",
     description="ARQMath Task 2: formula search, judged on visually distinct formulae",
@@ -266,6 +291,8 @@ ARQMATH_TASK2 = Task(
     build_index=_build_formula_index,
     evaluate=_evaluate_task2,
     years=ARQMATH_YEARS,
+    per_topic=_per_topic_task2,
+    open_index=FormulaIndex,
 )
 
 
@@ -323,6 +350,7 @@ ARQMATH_TASK3 = Task(
     build_index=_build_answer_index,
     evaluate=evaluate_task3,
     years=("2022",),
+    open_index=AnswerIndex,
 )
 
 # --- WorldTree explanation regeneration (TextGraphs 2019) -------------------------
@@ -423,6 +451,14 @@ def _evaluate_worldtree(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
     return worldtree_compare(runs, _worldtree_gold(qrels, tablestore, lemmas))
 
 
+def _per_topic_worldtree(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                         tablestore: str | Path | None = None, lemmas: str | Path | None = None,
+                         **options) -> dict[str, pd.DataFrame]:
+    gold = _worldtree_gold(qrels, tablestore, lemmas)
+    return {name: worldtree_per_question(run, gold).drop(columns=["length"])
+            for name, run in runs.items()}
+
+
 def _report_worldtree(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, out: Path,
                       tablestore: str | Path | None = None, lemmas: str | Path | None = None,
                       **options) -> dict[str, Path]:
@@ -457,6 +493,8 @@ WORLDTREE = Task(
     evaluate=_evaluate_worldtree,
     years=WORLDTREE_SPLITS,
     report=_report_worldtree,
+    per_topic=_per_topic_worldtree,
+    open_index=FactIndex,
 )
 
 # --- Word problems: answers and derivations -------------------------------------------
@@ -542,36 +580,72 @@ def get_task(name: str) -> Task:
 
 @dataclass
 class ExperimentResult:
-    """What :func:`run_experiment` produced: run files and the comparison table."""
+    """What :func:`run_experiment` produced: run files, tables and extra files."""
 
     task: str
     data: TaskData
     runs: dict[str, Path]
     table: pd.DataFrame | None
     seconds: dict[str, float]
-    files: dict[str, Path] = field(default_factory=dict)  # extra outputs (Task.report)
+    files: dict[str, Path] = field(default_factory=dict)
+    per_topic: dict[str, pd.DataFrame] | None = None
+    significance: pd.DataFrame | None = None
+    baseline: str | None = None
+    reused: list[str] = field(default_factory=list)
+
+
+def build_pipeline(task_name: str, pipeline: str, index_dir: str, **kwargs) -> pt.Transformer:
+    """Reopen a task's index and build one of its pipelines (used by worker processes)."""
+    task = get_task(task_name)
+    if task.open_index is None:
+        raise InputError(f"{task_name} cannot reopen its index in worker processes")
+    return task.pipeline(pipeline, task.open_index(Path(index_dir)), **kwargs)
 
 
 def run_pipeline(task: Task, name: str, index, topics: pd.DataFrame, out: Path,
-                 quiet: bool = False, **kwargs) -> Path:
-    """Run one named pipeline over ``topics`` and write its run file to ``out``."""
-    pipe = task.pipeline(name, index, verbose=not quiet, **kwargs)
+                 quiet: bool = False, workers: int = 1, ray_address: str | None = None,
+                 **kwargs) -> Path:
+    """Run one named pipeline over ``topics`` and write its run file to ``out``.
+
+    With ``workers`` > 1 (local processes) or a ``ray_address`` (a Ray cluster; "auto"
+    joins a running one, "local" starts one), topics are processed in parallel batches;
+    the results are identical to a single-process run.
+    """
+    parallel = (workers > 1 or ray_address) and task.open_index is not None \
+        and getattr(index, "path", None) is not None
+    if parallel:
+        from mathir.pipelines.parallel import ParallelTopics, PipelineSpec
+
+        spec = PipelineSpec(build_pipeline, (task.name, name, str(index.path)),
+                            tuple(sorted(kwargs.items())))
+        pipe = ParallelTopics(spec, workers=max(workers, 1),
+                              backend="ray" if ray_address else "processes",
+                              ray_address=None if ray_address == "local" else ray_address)
+    else:
+        pipe = task.pipeline(name, index, verbose=not quiet, **kwargs)
     results = pipe.transform(topics)
     return task.write_run(results, out, name=out.stem, topics=topics["qid"])
 
 
 def run_experiment(task: Task | str, data: TaskData | None = None,
                    pipelines: list[str] | None = None, out: str | Path = "runs",
-                   index_dir: str | Path | None = None, quiet: bool = False) -> ExperimentResult:
-    """Index, run each pipeline, write run files and evaluate them.
+                   index_dir: str | Path | None = None, quiet: bool = False,
+                   baseline: str | None = None, test: str = "t", correction: str = "holm",
+                   workers: int = 1, ray_address: str | None = None,
+                   reuse: bool = True) -> ExperimentResult:
+    """Index, run each pipeline, write run files with manifests, evaluate and compare.
 
-    Runs go to ``out/<task>/<data label>/<pipeline>.tsv``.
+    Runs go to ``out/<task>/<data label>/<pipeline>.tsv``, each with a
+    ``<pipeline>.manifest.json`` (see :mod:`mathir.runs.provenance`); a run whose
+    manifest still matches (same pipeline, topics, qrels, index and versions) is reused.
+    When the task has per-topic scores, every pipeline is compared with ``baseline``
+    (default: the first) by a paired ``test`` with ``correction`` over the pipelines.
 
     >>> import tempfile
     >>> res = run_experiment("arqmath-task1", out=tempfile.mkdtemp(), quiet=True,
     ...                      index_dir=tempfile.mkdtemp() + "/idx")
-    >>> list(res.table.index)
-    ['tfidf', 'bm25']
+    >>> list(res.table.index), res.baseline
+    (['tfidf', 'bm25'], 'tfidf')
     """
     task = get_task(task) if isinstance(task, str) else task
     data = data or task.data()
@@ -580,6 +654,8 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
         if n not in task.pipelines:
             raise InputError(f"unknown pipeline {n!r} for {task.name}; "
                              f"available: {', '.join(task.pipelines)}")
+    if baseline is not None and baseline not in names:
+        raise InputError(f"baseline {baseline!r} is not one of the pipelines run: {', '.join(names)}")
     out = Path(out)
     topics = task.read_topics(data.topics)
     qrels = task.read_qrels(data.qrels) if data.qrels else None
@@ -587,25 +663,89 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     index = task.index(data, index_dir, quiet=quiet, cache_root=out / ".index")
     seconds = {"index": time.perf_counter() - t0}
     runs: dict[str, Path] = {}
+    reused: list[str] = []
+    folder = out / task.name / data.label
     for n in names:
         t0 = time.perf_counter()
-        runs[n] = run_pipeline(task, n, index, topics, out / task.name / data.label / f"{n}.tsv",
-                               quiet=quiet)
+        path = folder / f"{n}.tsv"
+        manifest = run_manifest(task.name, task.pipeline(n, index), data.topics, data.qrels,
+                                index_dir=getattr(index, "path", None))
+        if reuse and reusable(path, manifest):
+            reused.append(n)
+        else:
+            run_pipeline(task, n, index, topics, path, quiet=quiet, workers=workers,
+                         ray_address=ray_address)
+            write_run_manifest(path, manifest)
+        runs[n] = path
         seconds[n] = time.perf_counter() - t0
-    table = None
-    files: dict[str, Path] = {}
-    if qrels is not None:
-        if task.qrels_in_collection:
-            qrels = qrels[qrels["docno"].isin(set(index.docnos()))]
-            if qrels.empty:
-                raise InputError("no judged document of these qrels is in the collection",
-                                 path=data.qrels)
-        known = set(topics["qid"])
-        loaded = {n: task.read_run(p, topics=known) for n, p in runs.items()}
-        table = task.evaluate(loaded, qrels, **data.extras)
-        if task.report is not None:
-            files = task.report(loaded, qrels, out / task.name / data.label, **data.extras)
-    return ExperimentResult(task.name, data, runs, table, seconds, files)
+    result = ExperimentResult(task.name, data, runs, None, seconds, reused=reused)
+    if qrels is None:
+        return result
+    if task.qrels_in_collection:
+        qrels = qrels[qrels["docno"].isin(set(index.docnos()))]
+        if qrels.empty:
+            raise InputError("no judged document of these qrels is in the collection",
+                             path=data.qrels)
+    known = set(topics["qid"])
+    loaded = {n: task.read_run(p, topics=known) for n, p in runs.items()}
+    result.table = task.evaluate(loaded, qrels, **data.extras)
+    if task.report is not None:
+        result.files = task.report(loaded, qrels, folder, **data.extras)
+    if task.per_topic is not None:
+        result.per_topic = task.per_topic(loaded, qrels, **data.extras)
+        result.baseline = baseline or names[0]
+        measures = [m for m in result.table.columns
+                    if all(m in df.columns for df in result.per_topic.values())]
+        result.significance = significance_table(result.per_topic, measures, result.baseline,
+                                                 test=test, correction=correction)
+    return result
+
+
+def write_experiment_report(result: ExperimentResult, path: str | Path | None = None) -> Path:
+    """Write the experiment's self-contained HTML report (default: beside its runs).
+
+    The comparison table with significance marks, per-topic differences to the baseline
+    on the task's primary measure, the task's own plots (ARQMath: scores by topic
+    category, difficulty and dependency from the topic metadata; WorldTree: MAP by
+    explanation length) and the run files' locations.
+    """
+    from mathir.evaluation.report import (
+        breakdown_chart,
+        html_report,
+        per_topic_chart,
+        write_report,
+    )
+    from mathir.topics.arqmath import read_topic_metadata
+
+    if result.table is None:
+        raise InputError("no qrels, so nothing to report for these runs")
+    task = get_task(result.task)
+    folder = next(iter(result.runs.values())).parent
+    path = Path(path) if path else folder / "report.html"
+    primary = task.primary_measure
+    figures = []
+    if result.per_topic and result.baseline:
+        figures.append((f"{primary} per topic against {result.baseline}",
+                        per_topic_chart(result.per_topic, primary, result.baseline)))
+        if result.data.metadata is not None:
+            meta = read_topic_metadata(result.data.metadata).set_index("qid")
+            for column in ("category", "difficulty", "dependency"):
+                if column in meta.columns:
+                    figures.append((f"{primary} by topic {column}",
+                                    breakdown_chart(result.per_topic, primary, meta[column],
+                                                    f"{primary} by topic {column}")))
+    for what, file in result.files.items():
+        if Path(file).suffix == ".png":
+            figures.append((what.replace("_", " "), Path(file).read_bytes()))
+    notes = [f"Runs: {', '.join(str(p) for p in result.runs.values())}."]
+    if result.significance is None:
+        notes.append("No per-topic scores for this task: no significance tests.")
+    if result.table.attrs.get("note"):
+        notes.append(str(result.table.attrs["note"]))
+    title = f"{task.description} — {result.data.label}"
+    page = html_report(title, result.table, result.baseline or str(result.table.index[0]),
+                       result.significance, figures, notes)
+    return write_report(path, page)
 
 
 def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str | Path],

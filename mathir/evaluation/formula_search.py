@@ -113,6 +113,20 @@ def evaluate_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
     >>> float(round(evaluate_task2({"r": run}, q, s.formulas).loc["r", "P'@10"], 3))
     0.01
     """
+    deduped, qrels = prepare_task2(runs, qrels, formula_index, visual_ids, qrels_key)
+    return compare(deduped, qrels, measures)
+
+
+def prepare_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                  formula_index: str | Path | None = None,
+                  visual_ids: Mapping[str, str] | None = None, qrels_key: str = "visual_id"
+                  ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """The official Task 2 steps before scoring: (visual-id runs, visual-id qrels).
+
+    Formulas are mapped to visual ids, each run is deduplicated top-down, unjudged visual
+    ids are dropped, and formula-id qrels become visual-id qrels (see
+    :func:`evaluate_task2`); per-topic scores then come from the prime measures.
+    """
     if qrels_key not in QRELS_KEYS:
         raise InputError(f"qrels_key must be one of {list(QRELS_KEYS)}, not {qrels_key!r}")
     if visual_ids is None:
@@ -137,4 +151,5 @@ def evaluate_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
             warnings.warn(f"{name}: {unknown} of {len(run)} retrieved formulas have no visual "
                           "id in the formula index and were dropped", stacklevel=2)
         deduped[name] = deduplicate_visual_ids(run, visual_ids, qrels)
-    return compare(deduped, qrels, measures)
+    return deduped, qrels
+

@@ -14,11 +14,14 @@ def _cells(table: pd.DataFrame, digits: int) -> list[list[str]]:
     return [[f"{v:.{digits}f}" for v in row] for row in table.to_numpy(dtype=float)]
 
 
-def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4) -> str:
+def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4,
+                 significance: pd.DataFrame | None = None) -> str:
     """Render a run x measure table.
 
     ``json`` gives ``{run: {measure: value}}``; ``latex`` puts the best value of each
-    column in bold.
+    column in bold. With ``significance`` (from
+    :func:`mathir.evaluation.significance.significance_table`), a value significantly
+    different from the baseline's is marked † (``$^\\dagger$`` in LaTeX).
 
     >>> t = pd.DataFrame({"nDCG'": [0.5, 0.25]}, index=["bm25", "tfidf"])
     >>> print(format_table(t, "markdown", digits=3))
@@ -35,6 +38,13 @@ def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4) -> st
     names = [str(i) for i in table.index]
     measures = [str(c) for c in table.columns]
     cells = _cells(table, digits)
+    if significance is not None:
+        mark = "$^\\dagger$" if fmt == "latex" else "†"
+        for i, name in enumerate(table.index):
+            for j, m in enumerate(table.columns):
+                key = (name, m)
+                if key in significance.index and bool(significance.loc[key, "significant"]):
+                    cells[i][j] += mark
     if fmt == "latex":
         best = table.max(axis=0)
         lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
@@ -50,7 +60,7 @@ def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4) -> st
         return "\n".join(lines)
     if fmt == "markdown":
         w0 = max(len("run"), *(len(n) for n in names))
-        ws = [max(len(m), digits + 2) + 2 for m in measures]
+        ws = [max(len(m), max(len(r[j]) for r in cells)) + 2 for j, m in enumerate(measures)]
         out = ["| " + "run".ljust(w0) + " | " + " | ".join(m.rjust(w) for m, w in zip(measures, ws, strict=True)) + " |",
                "|:" + "-" * w0 + "-|" + "|".join("-" * (w + 1) + ":" for w in ws) + "|"]
         for name, row in zip(names, cells, strict=True):
@@ -58,7 +68,7 @@ def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4) -> st
         return "\n".join(out)
     if fmt == "table":
         w0 = max(len("run"), *(len(n) for n in names))
-        ws = [max(len(m), digits + 2) for m in measures]
+        ws = [max(len(m), max(len(r[j]) for r in cells)) for j, m in enumerate(measures)]
         out = ["run".ljust(w0) + "  " + "  ".join(m.rjust(w) for m, w in zip(measures, ws, strict=True))]
         out.append("-" * len(out[0]))
         for name, row in zip(names, cells, strict=True):
