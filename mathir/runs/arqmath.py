@@ -32,7 +32,8 @@ RUN_COLUMNS = ["qid", "docno", "rank", "score", "name"]
 FORMATS = ("arqmath", "trec")
 
 
-def _number(text: str, kind: type, what: str, path, lineno: int):
+def parse_number(text: str, kind: type, what: str, path, lineno: int):
+    """``kind(text)`` (int or finite float), or InputError naming the file and line."""
     try:
         value = kind(text)
     except ValueError:
@@ -69,8 +70,8 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None,
             qid, docno, rank, score, name = fields
         if known is not None and qid not in known:
             raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
-        rows.append((qid, docno, _number(rank, int, "rank", path, lineno),
-                     _number(score, float, "score", path, lineno), name.strip()))
+        rows.append((qid, docno, parse_number(rank, int, "rank", path, lineno),
+                     parse_number(score, float, "score", path, lineno), name.strip()))
     if not rows:
         raise InputError("run file is empty", path=path)
     run = pd.DataFrame(rows, columns=RUN_COLUMNS)
@@ -92,6 +93,20 @@ def _clean(run: pd.DataFrame, max_results: int, source: str) -> pd.DataFrame:
     return run.reset_index(drop=True)
 
 
+def check_scores_and_topics(run: pd.DataFrame, topics: Iterable[str] | None,
+                            unit: str = "document") -> None:
+    """Make ``run.score`` float (in place); InputError for a non-finite score or unknown topic."""
+    run["score"] = pd.to_numeric(run["score"], errors="coerce").astype(float)
+    bad = ~run["score"].map(math.isfinite)
+    if bad.any():
+        row = run[bad].iloc[0]
+        raise InputError(f"score of topic {row.qid} {unit} {row.docno} is not finite")
+    if topics is not None:
+        unknown = sorted(set(run["qid"]) - set(topics))
+        if unknown:
+            raise InputError(f"results for topics not in the topics: {unknown[:5]}")
+
+
 def validate_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
                  max_results: int = MAX_RESULTS) -> pd.DataFrame:
     """Check a result frame before writing: columns, finite scores, known topics.
@@ -107,15 +122,7 @@ def validate_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
     run = run.copy()
     run["qid"] = run["qid"].astype(str)
     run["docno"] = run["docno"].astype(str)
-    run["score"] = pd.to_numeric(run["score"], errors="coerce").astype(float)
-    bad = ~run["score"].map(math.isfinite)
-    if bad.any():
-        row = run[bad].iloc[0]
-        raise InputError(f"score of topic {row.qid} document {row.docno} is not finite")
-    if topics is not None:
-        unknown = sorted(set(run["qid"]) - set(topics))
-        if unknown:
-            raise InputError(f"results for topics not in the topics: {unknown[:5]}")
+    check_scores_and_topics(run, topics, "document")
     if "rank" not in run.columns:
         run["rank"] = 0
     if "name" not in run.columns:

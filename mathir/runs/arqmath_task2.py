@@ -13,14 +13,13 @@ back ordered by score (descending), then rank: the "top-down" order in which
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import MAX_RESULTS, _clean, _number
+from mathir.runs.arqmath import MAX_RESULTS, _clean, check_scores_and_topics, parse_number
 from mathir.storage import atomic_file
 from mathir.tabular import iter_fields
 
@@ -49,8 +48,8 @@ def read_task2_run(path: str | Path, topics: Iterable[str] | None = None,
         if known is not None and qid not in known:
             raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
         rows.append((qid, formula_id, formula_id, post_id,
-                     _number(rank, int, "rank", path, lineno),
-                     _number(score, float, "score", path, lineno), name.strip()))
+                     parse_number(rank, int, "rank", path, lineno),
+                     parse_number(score, float, "score", path, lineno), name.strip()))
     if not rows:
         raise InputError("run file is empty", path=path)
     run = pd.DataFrame(rows, columns=TASK2_RUN_COLUMNS)
@@ -74,15 +73,7 @@ def validate_task2_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
     for c in ("qid", "docno", "post_id"):
         run[c] = run[c].astype(str)
     run["formula_id"] = run["docno"]
-    run["score"] = pd.to_numeric(run["score"], errors="coerce").astype(float)
-    bad = ~run["score"].map(math.isfinite)
-    if bad.any():
-        row = run[bad].iloc[0]
-        raise InputError(f"score of topic {row.qid} formula {row.docno} is not finite")
-    if topics is not None:
-        unknown = sorted(set(run["qid"]) - set(topics))
-        if unknown:
-            raise InputError(f"results for topics not in the topics: {unknown[:5]}")
+    check_scores_and_topics(run, topics, "formula")
     if "rank" not in run.columns:
         run["rank"] = 0
     if "name" not in run.columns:

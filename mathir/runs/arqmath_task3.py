@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
+from mathir.runs.arqmath import parse_number
 from mathir.storage import atomic_file
 from mathir.tabular import iter_fields
 
@@ -36,17 +37,6 @@ MAX_ANSWER_CHARS = 1200
 TASK3_COLUMNS = ["qid", "rank", "score", "name", "sources", "answer"]
 ASSIGNMENT_COLUMNS = ["run", "qid", "docno"]
 _WHITESPACE = re.compile(r"[\t\r\n\v\f]+")
-
-
-def _number(text: str, kind: type, what: str, path, lineno: int):
-    try:
-        value = kind(text)
-    except ValueError:
-        raise InputError(f"{what} is not {'an integer' if kind is int else 'a number'}: {text!r}",
-                         path=path, line=lineno) from None
-    if kind is float and not math.isfinite(value):
-        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
-    return value
 
 
 def read_task3_run(path: str | Path, topics: Iterable[str] | None = None,
@@ -84,8 +74,8 @@ def read_task3_run(path: str | Path, topics: Iterable[str] | None = None,
         if not name or any(c.isspace() for c in name):
             raise InputError(f"run name must be one word without spaces: {name!r}",
                              path=path, line=lineno)
-        rows.append((qid, _number(rank, int, "rank", path, lineno),
-                     _number(score, float, "score", path, lineno), name, sources, answer))
+        rows.append((qid, parse_number(rank, int, "rank", path, lineno),
+                     parse_number(score, float, "score", path, lineno), name, sources, answer))
     if not rows:
         raise InputError("run file is empty", path=path)
     if known is not None and len(seen) < len(known):
