@@ -30,6 +30,17 @@ def minmax_per_query(results: pd.DataFrame) -> pd.Series:
     return ((score - low) / span.where(span > 0, 1.0)).where(span > 0, 1.0)
 
 
+def _ranked(topics: pd.DataFrame, fused: pd.DataFrame, num_results: int | None) -> pd.DataFrame:
+    """Fused scores joined to the topics' columns, ranked (ties by docno) and cut."""
+    keep = [c for c in topics.columns if c not in ("docno", "score", "rank")]
+    out = topics[keep].merge(fused, on="qid")
+    out = out.sort_values(["qid", "score", "docno"], ascending=[True, False, True], kind="stable")
+    out["rank"] = out.groupby("qid").cumcount()
+    if num_results is not None:
+        out = out[out["rank"] < num_results]
+    return out.reset_index(drop=True)
+
+
 class LinearFusion(pt.Transformer):
     """Per-query min-max normalise each input's scores, then sum them with weights.
 
@@ -63,14 +74,7 @@ class LinearFusion(pt.Transformer):
             scores = part if scores is None else scores.merge(part, on=["qid", "docno"], how="outer")
         cols = [c for c in scores.columns if c.startswith("s")]
         scores["score"] = scores[cols].fillna(0.0).sum(axis=1)
-        out = scores[["qid", "docno", "score"]]
-        keep = [c for c in topics.columns if c not in ("docno", "score", "rank")]
-        out = topics[keep].merge(out, on="qid")
-        out = out.sort_values(["qid", "score", "docno"], ascending=[True, False, True], kind="stable")
-        out["rank"] = out.groupby("qid").cumcount()
-        if self.num_results is not None:
-            out = out[out["rank"] < self.num_results]
-        return out.reset_index(drop=True)
+        return _ranked(topics, scores[["qid", "docno", "score"]], self.num_results)
 
 
 class RRFusion(pt.Transformer):
@@ -100,13 +104,7 @@ class RRFusion(pt.Transformer):
             parts.append(pd.DataFrame({"qid": res["qid"], "docno": res["docno"],
                                        "score": 1.0 / (self.k + rank)}))
         fused = pd.concat(parts).groupby(["qid", "docno"], as_index=False)["score"].sum()
-        keep = [c for c in topics.columns if c not in ("docno", "score", "rank")]
-        out = topics[keep].merge(fused, on="qid")
-        out = out.sort_values(["qid", "score", "docno"], ascending=[True, False, True], kind="stable")
-        out["rank"] = out.groupby("qid").cumcount()
-        if self.num_results is not None:
-            out = out[out["rank"] < self.num_results]
-        return out.reset_index(drop=True)
+        return _ranked(topics, fused, self.num_results)
 
 
 def rr_fusion(*pipelines: pt.Transformer, k: int = 60, num_results: int = 1000) -> RRFusion:
