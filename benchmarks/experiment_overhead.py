@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mathir.evaluation.prime import ARQMATH_MEASURES, per_query
-from mathir.evaluation.significance import significance_table
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.index_mse
+
+from mathir.evaluation.prime import ARQMATH_MEASURES, per_query  # noqa: E402
+from mathir.evaluation.significance import significance_table  # noqa: E402
 
 
 def synthetic(n_systems: int, n_topics: int, depth: int, seed: int = 0):

@@ -65,6 +65,19 @@ class ParallelTopics(pt.Transformer):
         self.backend = backend
         self.ray_address = ray_address
         self.batches_per_worker = batches_per_worker
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stop the worker processes (they are kept between calls to ``transform``)."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def __del__(self):
+        self.close()
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_pool"} | {"_pool": None}
 
     def __repr__(self) -> str:
         return f"ParallelTopics({self.spec.build()!r})"
@@ -78,9 +91,10 @@ class ParallelTopics(pt.Transformer):
         elif self.workers == 1:
             results = [_run_batch(self.spec, b) for b in batches]
         else:
-            ctx = multiprocessing.get_context("spawn")
-            with cf.ProcessPoolExecutor(self.workers, mp_context=ctx) as pool:
-                results = list(pool.map(_run_batch, [self.spec] * len(batches), batches))
+            if self._pool is None:  # started once; workers keep their pipeline cached
+                ctx = multiprocessing.get_context("spawn")
+                self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx)
+            results = list(self._pool.map(_run_batch, [self.spec] * len(batches), batches))
         return pd.concat(results, ignore_index=True)
 
     def _ray(self, batches: list[pd.DataFrame]) -> list[pd.DataFrame]:
