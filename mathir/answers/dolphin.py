@@ -36,7 +36,10 @@ def _value(token: str):
         return ("text", re.sub(r"\s+", "", t.lower()))
     if not d.is_finite():
         return ("text", t.lower())
-    return ("decimal", d.quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
+    try:
+        return ("decimal", d.quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
+    except InvalidOperation:  # too many digits to round at 3 decimals (e.g. 1E100)
+        return ("decimal", d.normalize())
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,8 @@ def _load_json(path: str | Path):
         raise InputError(f"not valid JSON: {e.msg}", path=path, line=e.lineno) from None
     except UnicodeDecodeError:
         raise InputError("not valid UTF-8", path=path) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path=path) from None
 
 
 def iter_derivation_problems(path: str | Path) -> Iterator[WordProblem]:
@@ -197,7 +199,7 @@ def iter_derivation_problems(path: str | Path) -> Iterator[WordProblem]:
             yield WordProblem(pid, text, tuple(rec["lEquations"]),
                               tuple(float(x) for x in rec["lSolutions"]),
                               tuple(rec.get("Template") or ()), alignment, equiv)
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             if isinstance(e, InputError):
                 raise
             raise InputError(f"record {k}: malformed problem ({e!r})", path=path) from None
@@ -242,5 +244,5 @@ def iter_dolphin1878(path: str | Path) -> Iterator[DolphinProblem]:
             yield DolphinProblem(str(rec["id"]), int(rec["index"]), rec["text"], tuple(unknowns),
                                  tuple(equations), str(rec["ans"]),
                                  (src,) if isinstance(src, str) else tuple(src))
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise InputError(f"record {k}: malformed problem ({e!r})", path=path) from None

@@ -16,6 +16,7 @@ import pandas as pd
 
 from mathir.errors import InputError, require_file
 from mathir.storage import atomic_file
+from mathir.tabular import iter_lines
 
 COLUMNS = ["qid", "docno", "score", "solution", "template", "alignment", "equations", "run"]
 
@@ -54,25 +55,32 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
     path = require_file(path, "run file")
     known = set(topics) if topics is not None else None
     rows = []
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter="\t")
-        header = next(reader, None)
-        if header != COLUMNS:
-            raise InputError(f"expected the header {COLUMNS}", path=path, line=1)
-        for line, rec in enumerate(reader, 2):
-            if len(rec) != len(COLUMNS):
-                raise InputError(f"expected {len(COLUMNS)} columns, found {len(rec)}",
-                                 path=path, line=line)
-            if known is not None and rec[0] not in known:
-                raise InputError(f"problem {rec[0]!r} is not among the topics", path=path,
-                                 line=line)
-            try:
-                rows.append({"qid": rec[0], "docno": rec[1], "score": float(rec[2]),
-                             "solution": json.loads(rec[3]), "template": json.loads(rec[4]),
-                             "alignment": json.loads(rec[5]), "equations": json.loads(rec[6]),
-                             "run": rec[7]})
-            except (ValueError, json.JSONDecodeError) as e:
-                raise InputError(f"malformed field ({e})", path=path, line=line) from None
+    header = None
+    # Line by line through iter_lines: encoding errors and NUL bytes name their line,
+    # and a field cannot span lines (its JSON is written on one).
+    for line, text in iter_lines(path):
+        try:
+            rec = next(csv.reader([text], delimiter="\t"))
+        except csv.Error as e:
+            raise InputError(f"malformed TSV line ({e})", path=path, line=line) from None
+        if header is None:
+            header = rec
+            if header != COLUMNS:
+                raise InputError(f"expected the header {COLUMNS}", path=path, line=line)
+            continue
+        if len(rec) != len(COLUMNS):
+            raise InputError(f"expected {len(COLUMNS)} columns, found {len(rec)}",
+                             path=path, line=line)
+        if known is not None and rec[0] not in known:
+            raise InputError(f"problem {rec[0]!r} is not among the topics", path=path,
+                             line=line)
+        try:
+            rows.append({"qid": rec[0], "docno": rec[1], "score": float(rec[2]),
+                         "solution": json.loads(rec[3]), "template": json.loads(rec[4]),
+                         "alignment": json.loads(rec[5]), "equations": json.loads(rec[6]),
+                         "run": rec[7]})
+        except (ValueError, json.JSONDecodeError) as e:
+            raise InputError(f"malformed field ({e})", path=path, line=line) from None
     if not rows:
         raise InputError("empty run", path=path)
     return pd.DataFrame(rows)

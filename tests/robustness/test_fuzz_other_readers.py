@@ -1,0 +1,119 @@
+"""Fuzzing the readers of Task 2/3 runs, WorldTree, word problems, answers and formulas.
+
+Arbitrary bytes: nothing but InputError escapes. Valid inputs round-trip where the
+format can be written.
+"""
+
+import json
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mathir.answers.checking import check_answer, read_answer_records
+from mathir.errors import InputError
+from mathir.indexing.formula_tuples import FormulaTokenizer
+from mathir.indexing.slt import SLTError, slt_from_latex, slt_from_mathml
+from mathir.indexing.word_problems import iter_derivation_problems, iter_dolphin1878, read_split
+from mathir.indexing.worldtree import iter_table_facts, read_lemmas
+from mathir.qrels.worldtree import read_qrels as read_worldtree_qrels
+from mathir.runs.arqmath_task2 import read_task2_run, write_task2_run
+from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+from mathir.runs.word_problems import read_run as read_word_problem_run
+from mathir.runs.worldtree import read_run as read_worldtree_run
+from mathir.runs.worldtree import write_run as write_worldtree_run
+from mathir.topics.worldtree import read_questions
+
+ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789._-", min_size=1, max_size=10)
+junk = st.binary(max_size=400) | st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass"))
+
+
+def tmpfile(data: bytes, name="f.tsv") -> Path:
+    p = Path(tempfile.mkdtemp()) / name
+    p.write_bytes(data)
+    return p
+
+
+def only_input_errors(fn, path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = fn(path)
+            if hasattr(out, "__next__"):
+                list(out)
+        except InputError:
+            pass
+
+
+READERS = [read_task2_run, read_task3_run, read_assignments, read_worldtree_run,
+           read_word_problem_run, read_worldtree_qrels, read_questions, iter_table_facts,
+           read_lemmas, read_split]
+
+
+@pytest.mark.parametrize("reader", READERS, ids=lambda f: f.__module__.split(".")[-1] + "." + f.__name__)
+@given(data=junk)
+def test_tsv_readers_fuzz(reader, data):
+    only_input_errors(reader, tmpfile(data))
+
+
+@given(junk)
+def test_json_readers_fuzz(data):
+    for reader in (iter_derivation_problems, iter_dolphin1878, read_answer_records):
+        only_input_errors(reader, tmpfile(data, "f.json"))
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                           | st.text(max_size=20),
+                           lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+                           max_leaves=12)
+
+
+@given(json_values)
+def test_json_readers_on_wrong_shapes(value):
+    data = json.dumps(value).encode()
+    for reader in (iter_derivation_problems, iter_dolphin1878):
+        only_input_errors(reader, tmpfile(data, "f.json"))
+    only_input_errors(read_answer_records, tmpfile(data + b"\n" + data, "f.jsonl"))
+
+
+@given(st.text(max_size=60), st.text(max_size=30))
+def test_answer_checking_never_raises(response, gold):
+    for check in ("simple", "dolphin"):
+        try:
+            r = check_answer(response, gold, check=check)
+        except InputError:
+            continue
+        assert isinstance(r.correct, bool)
+
+
+@given(st.text(max_size=80))
+def test_formula_parsing_falls_back_instead_of_raising(latex):
+    tok = FormulaTokenizer()
+    tokens = tok.tokens(latex)
+    assert isinstance(tokens, dict) and tok.fallbacks in (0, 1)
+    for parse in (slt_from_latex, slt_from_mathml):
+        try:
+            parse(latex)
+        except SLTError:
+            pass
+
+
+@pytest.mark.filterwarnings("ignore")
+@given(st.lists(st.tuples(ids, ids, ids, st.floats(-1e6, 1e6, allow_nan=False)), min_size=1, max_size=20))
+def test_task2_runs_round_trip(rows):
+    res = pd.DataFrame(rows, columns=["qid", "docno", "post_id", "score"])
+    back = read_task2_run(write_task2_run(res, Path(tempfile.mkdtemp()) / "r.tsv"))
+    expected = res.drop_duplicates(["qid", "docno"])
+    got = {(q, d): (p, s) for q, d, p, s in back[["qid", "docno", "post_id", "score"]].itertuples(index=False)}
+    assert got == {(q, d): (p, s) for q, d, p, s in expected.itertuples(index=False)}
+
+
+@given(st.lists(st.tuples(ids, ids), min_size=1, max_size=20, unique=True))
+def test_worldtree_predictions_round_trip(rows):
+    res = pd.DataFrame(rows, columns=["qid", "docno"]).assign(score=lambda d: -d.index.astype(float))
+    back = read_worldtree_run(write_worldtree_run(res, Path(tempfile.mkdtemp()) / "p.tsv"))
+    assert sorted(zip(back.qid, back.docno, strict=True)) == sorted(rows)
