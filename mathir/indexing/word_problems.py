@@ -152,13 +152,15 @@ class WordProblem:
 
 def _load_json(path: str | Path):
     path = require_file(path)
+    raw = path.read_bytes()
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(f"not valid UTF-8 (byte {raw[e.start]:#04x})", path=path,
+                         line=line) from None
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg}", path=path, line=e.lineno) from None
-    except UnicodeDecodeError:
-        raise InputError("not valid UTF-8", path=path) from None
     except RecursionError:
         raise InputError("JSON nested too deeply", path=path) from None
 

@@ -65,3 +65,12 @@ def test_external_dtd_is_not_fetched(tmp_path):
     p.write_text('<?xml version="1.0"?><!DOCTYPE Topics SYSTEM "http://127.0.0.1:9/x.dtd">'
                  "<Topics><Topic number='A.1'><Title>t</Title></Topic></Topics>")
     assert read_task1_topics(p).qid.tolist() == ["A.1"]  # parsed without loading the DTD
+
+
+def test_non_utf8_json_dataset_names_line_and_byte(tmp_path):
+    from mathir.indexing.word_problems import iter_derivation_problems
+
+    p = tmp_path / "draw.json"
+    p.write_bytes('[\n {"sQuestion": "caf\xe9"}\n]'.encode("latin-1"))
+    with pytest.raises(InputError, match=r"draw.json:2: not valid UTF-8 \(byte 0xe9\)"):
+        list(iter_derivation_problems(p))
