@@ -116,18 +116,20 @@ class FormulaRetriever(pt.Transformer):
             # and add the other columns once the hits are known (numpy takes).
             asked = topics[has].reset_index(drop=True)
             res = self._retriever.transform(asked[["qid", "query_toks"]])
-            which = pd.Index(asked["qid"]).get_indexer(res["qid"])
-            for c in asked.columns:
-                if c not in res.columns:
-                    res[c] = asked[c].to_numpy()[which]
-            res = res[[*asked.columns, *(c for c in res.columns if c not in asked.columns)]]
-        pos, columns = self.index.lookup(res["docno"].to_numpy(dtype=object))
-        if (pos < 0).any():
-            res, pos = res[pos >= 0].reset_index(drop=True), pos[pos >= 0]
-        res["formula_id"] = res["docno"]
+        # Assemble the output in one DataFrame construction: column-by-column assignment
+        # cost more than PISA's own retrieval per query (benchmarks/formula_search.py).
+        which = pd.Index(asked["qid"]).get_indexer(res["qid"])
+        docno = res["docno"].to_numpy(dtype=object)
+        pos, columns = self.index.lookup(docno)
+        keep = pos >= 0
+        if not keep.all():
+            which, pos, res = which[keep], pos[keep], res[keep]
+        data = {c: asked[c].to_numpy()[which] for c in asked.columns}
+        data.update({c: res[c].to_numpy() for c in res.columns if c not in data})
+        data["formula_id"] = data["docno"]
         for c in ("post_id", "thread_id", "visual_id"):
-            res[c] = columns[c][pos]
-        return res
+            data[c] = columns[c][pos]
+        return pd.DataFrame(data)
 
 
 def formula_words(index: FormulaIndex, num_results: int = 1000, verbose: bool = False,
