@@ -73,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--qrels", required=True)
     sp.add_argument("--topics", help="topic file: a run line for another topic is an error")
     sp.add_argument("--formula-index", help="formula index TSV (Task 2: formula id -> visual id)")
+    sp.add_argument("--qrels-key", choices=("visual_id", "formula_id"),
+                    help="Task 2: what the qrels' doc ids are (default visual_id; formula-id "
+                         "qrels become visual-id qrels with the maximum relevance)")
     sp.add_argument("--assignments", help="Task 3: run/topic -> judged answer id file")
     sp.add_argument("--tablestore", help="WorldTree: tablestore tables/ directory (default: "
                     "found beside the questions file)")
@@ -186,7 +189,8 @@ def _cmd_evaluate(args) -> None:
 
     options = {k: v for k, v in (("formula_index", args.formula_index),
                                  ("assignments", args.assignments),
-                                 ("tablestore", args.tablestore)) if v}
+                                 ("tablestore", args.tablestore),
+                                 ("qrels_key", args.qrels_key)) if v}
     options.update({k: v for k, v in (("model", args.model), ("layer", args.layer),
                                       ("tokenizer", args.tokenizer)) if v is not None})
     table = evaluate_runs(args.task, args.qrels, args.runs, args.topics, **options)

@@ -63,3 +63,20 @@ def test_locates_real_task2_files():
     assert data.qrels.name == "qrel_task2_2021_visual_id_v3_official.tsv"
     assert data.topics.name.startswith("Topics_Task2_2021")
     assert data.extras["formula_index"].name == "formula_index_from_thread_html.tsv"
+
+
+def test_cli_formula_id_qrels_give_the_visual_id_scores(tmp_path, capsys, sample):
+    import json
+
+    from mathir.cli import main
+
+    run = tmp_path / "r.tsv"
+    run.write_text("B.1\t20012\t1002\t1\t2.0\tr\nB.1\t20011\t1002\t2\t1.0\tr\n")
+    base = ["evaluate", "arqmath-task2", "--formula-index", str(sample.formulas), "--format", "json"]
+    assert main(base + ["--qrels", str(sample.task2_qrels_visual_id), str(run)]) == 0
+    by_visual = json.loads(capsys.readouterr().out)
+    assert main(base + ["--qrels", str(sample.task2_qrels_formula_id), "--qrels-key", "formula_id",
+                        str(run)]) == 0
+    by_formula = json.loads(capsys.readouterr().out)
+    assert by_formula == by_visual
+    assert 0 < by_visual["r"]["nDCG'"] < 1  # the relevant formula is ranked second
