@@ -123,13 +123,30 @@ def validate_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
     run["qid"] = run["qid"].astype(str)
     run["docno"] = run["docno"].astype(str)
     check_scores_and_topics(run, topics, "document")
+    return rank_by_score(run, RUN_COLUMNS, max_results)
+
+
+def rank_by_score(run: pd.DataFrame, columns: list[str], max_results: int) -> pd.DataFrame:
+    """Keep ``columns``, drop repeated documents, rank 1.. by score, cut at ``max_results``."""
     if "rank" not in run.columns:
         run["rank"] = 0
     if "name" not in run.columns:
         run["name"] = "run"
-    run = _clean(run[RUN_COLUMNS], max_results, source="results")
+    run = _clean(run[columns], max_results, source="results")
     run["rank"] = run.groupby("qid", sort=False).cumcount() + 1
     return run
+
+
+def run_tag(name: str | None, path: str | Path) -> str:
+    """The run name written in a run file: ``name``, or the file stem; one word.
+
+    >>> run_tag(None, "runs/bm25.tsv")
+    'bm25'
+    """
+    tag = name or Path(path).stem
+    if not tag or any(c.isspace() for c in tag):
+        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    return tag
 
 
 def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
@@ -148,9 +165,7 @@ def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
     if format not in FORMATS:
         raise InputError(f"unknown run format {format!r}; expected one of {list(FORMATS)}")
     path = Path(path)
-    tag = name or path.stem
-    if any(c.isspace() for c in tag) or not tag:
-        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    tag = run_tag(name, path)
     run = validate_run(run, topics)
     with atomic_file(path) as f:
         for qid, docno, rank, score in zip(run.qid, run.docno, run["rank"], run.score, strict=True):

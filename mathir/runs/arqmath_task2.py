@@ -19,7 +19,14 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import MAX_RESULTS, _clean, check_scores_and_topics, parse_number
+from mathir.runs.arqmath import (
+    MAX_RESULTS,
+    _clean,
+    check_scores_and_topics,
+    parse_number,
+    rank_by_score,
+    run_tag,
+)
 from mathir.storage import atomic_file
 from mathir.tabular import iter_fields
 
@@ -74,13 +81,7 @@ def validate_task2_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
         run[c] = run[c].astype(str)
     run["formula_id"] = run["docno"]
     check_scores_and_topics(run, topics, "formula")
-    if "rank" not in run.columns:
-        run["rank"] = 0
-    if "name" not in run.columns:
-        run["name"] = "run"
-    run = _clean(run[TASK2_RUN_COLUMNS], max_results, source="results")
-    run["rank"] = run.groupby("qid", sort=False).cumcount() + 1
-    return run
+    return rank_by_score(run, TASK2_RUN_COLUMNS, max_results)
 
 
 def write_task2_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
@@ -98,9 +99,7 @@ def write_task2_run(run: pd.DataFrame, path: str | Path, name: str | None = None
     if format != "arqmath":
         raise InputError(f"Task 2 runs have one format ('arqmath'), not {format!r}")
     path = Path(path)
-    tag = name or path.stem
-    if not tag or any(c.isspace() for c in tag):
-        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    tag = run_tag(name, path)
     run = validate_task2_run(run, topics)
     with atomic_file(path) as f:
         for qid, fid, post, rank, score in zip(run.qid, run.docno, run.post_id, run["rank"],

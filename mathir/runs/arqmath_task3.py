@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import parse_number
+from mathir.runs.arqmath import parse_number, run_tag
 from mathir.storage import atomic_file
 from mathir.tabular import iter_fields
 
@@ -142,9 +142,7 @@ def write_task3_run(run: pd.DataFrame, path: str | Path, name: str | None = None
     if format != "arqmath":
         raise InputError(f"Task 3 runs have one format (arqmath), not {format!r}")
     path = Path(path)
-    tag = name or path.stem
-    if not tag or any(c.isspace() for c in tag):
-        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    tag = run_tag(name, path)
     run = validate_task3_run(run, topics)
     with atomic_file(path) as f:
         for row in run.itertuples(index=False):

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from mathir.errors import InputError
+from mathir.runs.arqmath import run_tag
 from mathir.storage import atomic_file
 from mathir.tabular import iter_fields
 
@@ -149,9 +150,7 @@ def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
         format = "predict"
     if format not in FORMATS:
         raise InputError(f"unknown run format {format!r}; expected one of {list(FORMATS)}")
-    tag = name or Path(path).stem
-    if not tag or any(c.isspace() for c in tag):
-        raise InputError(f"run name must be one word without spaces: {tag!r}")
+    tag = run_tag(name, path)
     missing = {"qid", "docno", "score"} - set(run.columns)
     if missing:
         raise InputError(f"results lack columns {sorted(missing)}")
