@@ -6,8 +6,10 @@ slot of a template was aligned, in its training problem, to a textual number wit
 context (neighbouring words, position among the numbers, surface form). The
 problem's own textual numbers are aligned to slots by how well their contexts match
 (the best few per slot, one-to-one), each alignment is solved, and the derivation
-scoring best on retrieval score, context match and solution sanity (integer,
-non-negative, no unused numbers) is the answer. The scoring weights are constants
+scoring best on retrieval score, context match, solution sanity (integer,
+non-negative, non-zero), number usage (which textual numbers are left unused, against
+how often numbers written that way are used in the training problems) and agreement
+with the other retrieved problems is the answer. The scoring weights are constants
 chosen on the DRAW-1K dev split, or are learned with :meth:`TemplateSolver.fit`
 (a logistic regression over :data:`FEATURES` on the training problems).
 """
@@ -34,7 +36,8 @@ WINDOW = 3
 #: Features of a candidate derivation (columns of :meth:`TemplateSolver.featurize`).
 FEATURES = ("retrieval", "context_mean", "context_min", "support", "integer", "negative",
             "cents", "log_size", "unused", "same_count", "neighbour_rank", "order_agree",
-            "value_match", "words", "left", "right", "surface", "rank_distance", "bias")
+            "value_match", "words", "left", "right", "surface", "rank_distance", "usage",
+            "zero", "vote", "bias")
 PER_SLOT = 4
 _WORD = re.compile(r"[a-z]+")
 _STOP = frozenset("the a an of and is are was to in for by if his her its their it on at as "
@@ -98,6 +101,27 @@ class Candidate:
     source: str
 
 
+def _solution_key(solution: np.ndarray) -> tuple[float, ...]:
+    """The solution as a sorted tuple, rounded so that equal solutions compare equal."""
+    return tuple(sorted(np.round(solution, 4).tolist()))
+
+
+def _votes(keys: Sequence[tuple[float, ...]], sources: Sequence[str],
+           feats: np.ndarray) -> np.ndarray:
+    """For each candidate, the share of retrieved problems (weighted by their retrieval
+    score) whose best-matching alignment (highest context_mean) gives the same solution."""
+    retrieval, context = FEATURES.index("retrieval"), FEATURES.index("context_mean")
+    best: dict[str, int] = {}
+    for k, pid in enumerate(sources):
+        if pid not in best or feats[k, context] > feats[best[pid], context]:
+            best[pid] = k
+    votes: dict[tuple[float, ...], float] = {}
+    for k in best.values():
+        votes[keys[k]] = votes.get(keys[k], 0.0) + feats[k, retrieval]
+    total = sum(feats[k, retrieval] for k in best.values()) or 1.0
+    return np.array([votes.get(key, 0.0) / total for key in keys])
+
+
 class TemplateSolver:
     """Solve problems with the templates of retrieved training problems.
 
@@ -123,12 +147,40 @@ class TemplateSolver:
         self._train_ctx = {pid: _contexts(p.text, list(p.alignment.values()))
                            for pid, p in self.problems.items()}
         self._train_count = {pid: len(textual_numbers(p.text)) for pid, p in self.problems.items()}
+        # How often a textual number of each surface form ("#" for digits, "two", "twice")
+        # is aligned to a slot: digits nearly always are, "one" and "two" rarely.
+        self._usage_own = {pid: self._usage_counts(p) for pid, p in self.problems.items()}
+        self._usage: dict[str, np.ndarray] = {}
+        for counts in self._usage_own.values():
+            for form, c in counts.items():
+                self._usage[form] = self._usage.get(form, np.zeros(2)) + c
         # Equivalent templates written differently share their support (TEMPLEQUIV).
         self._canonical = {eqs: cls[0] for cls in reconcile_templates(
             p.template for p in self.problems.values()) for eqs in cls}
 
     def __repr__(self) -> str:
         return f"TemplateSolver({len(self.problems)} training problems, per_slot={self.per_slot})"
+
+    @staticmethod
+    def _usage_counts(p: WordProblem) -> dict[str, np.ndarray]:
+        """Per surface form, (textual numbers aligned to a slot, textual numbers)."""
+        numbers = textual_numbers(p.text)
+        used = {q.position for q in p.alignment.values()}
+        out: dict[str, np.ndarray] = {}
+        for position, ctx in _contexts(p.text, numbers).items():
+            out[ctx.surface] = out.get(ctx.surface, np.zeros(2)) + (position in used, 1)
+        return out
+
+    def _usage_logp(self, forms: Sequence[str], exclude: str | None) -> np.ndarray:
+        """Log-probabilities (numbers x [unused, used]) that a number of each surface form
+        is used, Laplace-smoothed; a training problem's own counts are left out."""
+        own = self._usage_own.get(exclude, {}) if exclude else {}
+        out = np.zeros((len(forms), 2))
+        for i, form in enumerate(forms):
+            used, total = self._usage.get(form, np.zeros(2)) - own.get(form, np.zeros(2))
+            p = (used + 1.0) / (total + 2.0)
+            out[i] = np.log1p(-p), np.log(p)
+        return out
 
     def _hand_weights(self) -> np.ndarray:
         w = self.weights
@@ -157,6 +209,7 @@ class TemplateSolver:
         neighbours = [(pid, r) for pid, r in neighbours if pid in self.problems and pid != exclude]
         ctx = _contexts(text, numbers)
         test_ctx = [ctx[q.position] for q in numbers]
+        usage_logp = self._usage_logp([c.surface for c in test_ctx], exclude)
         top = max((r for _, r in neighbours), default=1.0) or 1.0
         support: dict[tuple[str, ...], float] = {}
         for pid, rscore in neighbours:
@@ -203,17 +256,26 @@ class TemplateSolver:
                 order = np.ones(n)
             train_values = np.array([p.alignment[c].value for c in slots])
             value_match = np.isclose(values[ok], train_values).mean(axis=1)
+            used = np.zeros((n, len(numbers)), dtype=int)
+            used[np.arange(n)[:, None], idx] = 1
+            # log-likelihood of which numbers are used and which are not
+            usage = usage_logp[np.arange(len(numbers)), used].sum(axis=1)
+            zero = (np.abs(sols) < 1e-9).any(axis=1)  # an unknown of 0 is rarely the answer
             block = np.column_stack([
                 np.full(n, rscore / top), slot_sim.mean(axis=1), slot_sim.min(axis=1),
                 np.full(n, support[self._canonical[p.template]] / total), integer, negative,
                 short, size, np.full(n, (len(numbers) - len(slots)) / len(numbers)),
                 np.full(n, float(self._train_count[pid] == len(numbers))),
-                np.full(n, 1.0 / (1 + rank)), order, value_match, slot_parts, np.ones(n)])
+                np.full(n, 1.0 / (1 + rank)), order, value_match, slot_parts, usage, zero,
+                np.zeros(n), np.ones(n)])  # vote: filled in once every candidate is known
             blocks.append(block)
             for k in range(n):
                 alignment = {c: numbers[idx[k][i]] for i, c in enumerate(slots)}
                 cands.append(Candidate(Derivation(t, alignment), sols[k], 0.0, pid))
         feats = np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES)))
+        if cands:
+            feats[:, FEATURES.index("vote")] = _votes(
+                [_solution_key(c.solution) for c in cands], [c.source for c in cands], feats)
         return cands, feats
 
     def fit(self, neighbours_of: Mapping[str, Sequence[tuple[str, float]]],

@@ -68,9 +68,9 @@ def test_draw_test_accuracies():
     table = compare({"hand": _decoded(template_retrieval(index).transform(topics)),
                      "trained": _decoded(trained_template_retrieval(index).transform(topics))},
                     gold)
-    # Measured: hand 0.465 / 0.395 / 0.445, trained 0.515 / 0.430 / 0.495 (solution /
+    # Measured: hand 0.465 / 0.395 / 0.445, trained 0.545 / 0.435 / 0.520 (solution /
     # equation / derivation); the paper's solver: 52.0 / 48.0 / 48.0.
     assert table.loc["hand", "solution_acc"] >= 0.44
-    assert table.loc["trained", "solution_acc"] >= 0.50
-    assert table.loc["trained", "derivation_acc"] >= 0.47
+    assert table.loc["trained", "solution_acc"] >= 0.52
+    assert table.loc["trained", "derivation_acc"] >= 0.50
     assert (table["solution_acc"] >= table["derivation_acc"]).all()
