@@ -37,8 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--pipelines", help="comma-separated pipeline names (default: the task's)")
     sp.add_argument("--out", default="runs", help="output folder for run files (default: runs)")
     sp.add_argument("--index", help="index directory (default: under OUT/.index)")
-    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder pipeline "
-                    "(from `mathir train-reranker`)")
+    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder and WorldTree "
+                    "ltr-crossencoder pipelines (from `mathir train-reranker`)")
+    sp.add_argument("--bi-encoder", help="model of the WorldTree ltr-dense pipelines "
+                    "(from `mathir train-reranker --kind bi-encoder`)")
     sp.add_argument("--format", choices=FORMATS + ("html",), default="table",
                     help="html writes a self-contained report beside the runs")
     sp.add_argument("--baseline", help="pipeline the others are tested against (default: first)")
@@ -65,8 +67,10 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True, help="run file to write")
     sp.add_argument("--run-format", choices=("arqmath", "trec", "predict"), default="arqmath",
                     help="run file format (WorldTree: arqmath means its own 'predict' format)")
-    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder pipeline "
-                    "(from `mathir train-reranker`)")
+    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder and WorldTree "
+                    "ltr-crossencoder pipelines (from `mathir train-reranker`)")
+    sp.add_argument("--bi-encoder", help="model of the WorldTree ltr-dense pipelines "
+                    "(from `mathir train-reranker --kind bi-encoder`)")
 
     sp = sub.add_parser("evaluate", help="evaluate run files with the task's measures")
     sp.add_argument("task")
@@ -103,6 +107,17 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--negatives", type=int, default=3, help="negatives per positive (default 3)")
     sp.add_argument("--rel", type=int, help="lowest relevant label (default: 2 for graded qrels)")
     sp.add_argument("--max-length", type=int, default=256, help="word pieces per pair")
+    sp.add_argument("--kind", choices=("cross-encoder", "bi-encoder"), default="cross-encoder",
+                    help="cross-encoder (binary cross-entropy on pairs; default) or bi-encoder "
+                    "(in-batch negatives)")
+    sp.add_argument("--first-stage", default="bm25",
+                    help="pipeline whose results give the negatives (default: bm25)")
+    sp.add_argument("--negative-depth", type=int,
+                    help="draw negatives at random from the first stage's top N (default: "
+                    "its best-ranked non-relevant documents)")
+    sp.add_argument("--learning-rate", type=float, default=2e-5)
+    sp.add_argument("--warmup", type=float, default=0.1,
+                    help="fraction of steps with a rising learning rate (default: 0.1)")
 
     sp = sub.add_parser("answers", help="check model answers against gold answers (JSON lines)")
     sp.add_argument("--input", required=True, help='JSON lines {"response", "gold", ["extract", '
@@ -220,20 +235,26 @@ COMMANDS["answers"] = _cmd_answers
 
 
 def _cmd_train_reranker(args) -> None:
-    from mathir.pipelines.reranker_training import task_training_pairs, train_cross_encoder
+    from mathir.pipelines.reranker_training import (
+        task_training_pairs,
+        train_bi_encoder,
+        train_cross_encoder,
+    )
     from mathir.tasks import get_task
 
     task = get_task(args.task)
     labels = (args.year or args.split or "").split(",")
     datasets = [task.data(args.data, label or None, args.collection) for label in labels]
     pairs = task_training_pairs(task, datasets, rel=args.rel, negatives_per_positive=args.negatives,
-                                max_pairs=args.max_pairs, quiet=args.quiet)
+                                first_stage=args.first_stage, max_pairs=args.max_pairs,
+                                negative_depth=args.negative_depth, quiet=args.quiet)
     print(f"{len(pairs)} pairs ({int(pairs['label'].sum())} positive) from "
           f"{pairs['qid'].nunique()} topics", file=sys.stderr)
-    out = train_cross_encoder(pairs, args.out, base=args.base, epochs=args.epochs,
-                              batch_size=args.batch_size, max_length=args.max_length,
-                              max_steps=args.max_steps, quiet=args.quiet)
-    print(f"{out}: cross-encoder trained on {len(pairs)} pairs")
+    train = train_bi_encoder if args.kind == "bi-encoder" else train_cross_encoder
+    out = train(pairs, args.out, base=args.base, epochs=args.epochs, batch_size=args.batch_size,
+                learning_rate=args.learning_rate, max_length=args.max_length,
+                warmup=args.warmup, max_steps=args.max_steps, quiet=args.quiet)
+    print(f"{out}: {args.kind} trained on {len(pairs)} pairs")
 
 
 COMMANDS["train-reranker"] = _cmd_train_reranker
@@ -262,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TQDM_DISABLE"] = "1"
     if getattr(args, "cross_encoder", None):  # read by the bm25>>crossencoder pipeline
         os.environ["MATHIR_CROSS_ENCODER"] = args.cross_encoder
+    if getattr(args, "bi_encoder", None):  # read by the WorldTree ltr-dense pipelines
+        os.environ["MATHIR_BI_ENCODER"] = args.bi_encoder
     warnings.simplefilter("default")
     warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
     try:

@@ -93,6 +93,23 @@ def _device(device: str | None) -> str:
     return device or ("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def model_identity(path: str) -> str:
+    """``path``, plus a checksum of its training manifest when mathir trained the model.
+
+    Used in the pipelines' reprs, which run manifests record: a model retrained into the
+    same directory then no longer matches the runs made with the old one.
+
+    >>> model_identity("nowhere/model")
+    'nowhere/model'
+    """
+    manifest = Path(path) / "manifest.json"
+    if manifest.is_file():
+        import hashlib
+
+        return f"{path}@{hashlib.sha1(manifest.read_bytes()).hexdigest()[:12]}"
+    return str(path)
+
+
 class BiEncoder:
     """A sentence-transformers bi-encoder (via ``pyterrier_dr.SBertBiEncoder``).
 
@@ -115,7 +132,7 @@ class BiEncoder:
                                               device=_device(device))
 
     def __repr__(self) -> str:
-        return f"BiEncoder({self.model_path!r})"
+        return f"BiEncoder({model_identity(self.model_path)!r})"
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Embeddings of ``texts`` (one row each)."""
@@ -243,7 +260,7 @@ class CrossEncoderScorer(pt.Transformer):
                                   device=_device(device))
 
     def __repr__(self) -> str:
-        return f"CrossEncoderScorer({self.model_path!r})"
+        return f"CrossEncoderScorer({model_identity(self.model_path)!r})"
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty:

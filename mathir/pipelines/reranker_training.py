@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -78,12 +79,15 @@ def pairs_from_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, texts: Mapping[s
 def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | None = None,
                         epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
                         max_length: int = 256, max_steps: int | None = None,
-                        device: str | None = None, seed: int = 0,
+                        device: str | None = None, seed: int = 0, warmup: float = 0.1,
                         quiet: bool = False) -> Path:
     """Fine-tune a CrossEncoder on ``pairs`` (columns query, text, label) and save it to ``out``.
 
     ``base`` is a local model directory or Hugging Face cache name (default: the
-    packaged all-MiniLM-L6-v2). ``max_steps`` stops early (smoke runs). The saved
+    packaged all-MiniLM-L6-v2). The learning rate rises linearly over the first
+    ``warmup`` fraction of the steps and then falls linearly to 0 (the usual BERT
+    schedule; the new classification head starts from random weights). ``max_steps``
+    stops early (smoke runs). The saved
     directory loads with ``sentence_transformers.CrossEncoder(out)`` and
     :func:`mathir.pipelines.neural.cross_encoder_reranker`; ``out`` appears whole or not
     at all. Returns ``out``.
@@ -112,8 +116,12 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
     rng = random.Random(seed)
     steps_per_epoch = (len(data) + batch_size - 1) // batch_size
     total = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
+    warm = max(1, int(warmup * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: min((i + 1) / warm, max(0.0, (total - i) / max(1, total - warm))))
     step = 0
     losses = []
+    started = time.perf_counter()
     with tqdm(total=total, desc="training cross-encoder", unit=" steps", disable=quiet) as bar:
         for _ in range(epochs):
             rng.shuffle(data)
@@ -129,6 +137,7 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
+                schedule.step()
                 losses.append(loss.item())
                 step += 1
                 bar.update()
@@ -140,8 +149,10 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
         write_manifest(tmp, {"kind": "mathir-cross-encoder", "base": base_path,
                              "pairs": len(data), "positives": int((pairs["label"] > 0).sum()),
                              "steps": step, "epochs": epochs, "batch_size": batch_size,
-                             "learning_rate": learning_rate, "max_length": max_length,
-                             "device": device, "final_loss": losses[-1] if losses else None})
+                             "learning_rate": learning_rate, "warmup": warmup,
+                             "max_length": max_length,
+                             "device": device, "final_loss": losses[-1] if losses else None,
+                             "seconds": round(time.perf_counter() - started, 1)})
     return out
 
 
@@ -162,14 +173,31 @@ def index_texts(index) -> Mapping[str, str]:
     raise InputError(f"{type(index).__name__} offers no document texts to train on")
 
 
+def shuffle_top(results: pd.DataFrame, depth: int, seed: int = 0) -> pd.DataFrame:
+    """Each topic's top ``depth`` results in a random order (re-numbered ``rank``).
+
+    Given to :func:`pairs_from_qrels` as ``negatives``, it draws negatives at random from
+    the top ``depth`` instead of taking the very best-ranked ones (fewer unjudged
+    relevant documents among them).
+
+    >>> r = pd.DataFrame({"qid": ["1"] * 4, "docno": list("abcd"), "rank": [0, 1, 2, 3]})
+    >>> sorted(shuffle_top(r, 3)["docno"])
+    ['a', 'b', 'c']
+    """
+    top = results[results["rank"] < depth].sample(frac=1.0, random_state=seed)
+    return top.assign(rank=top.groupby("qid").cumcount())
+
+
 def task_training_pairs(task, datasets, rel: int | None = None, negatives_per_positive: int = 3,
                         first_stage: str = "bm25", max_pairs: int | None = None, seed: int = 0,
-                        quiet: bool = False) -> pd.DataFrame:
+                        negative_depth: int | None = None, quiet: bool = False) -> pd.DataFrame:
     """Training pairs from a task's judged evaluations (``task.data(...)`` results).
 
-    Hard negatives come from the task's ``first_stage`` pipeline (BM25). ``rel`` defaults
-    to 2 when the judgments are graded above 1 (ARQMath: H and M are relevant), else 1.
-    ``max_pairs`` keeps a random sample of topics' pairs of about that size.
+    Hard negatives come from the task's ``first_stage`` pipeline (BM25): its best-ranked
+    non-relevant documents, or, with ``negative_depth``, documents drawn at random from
+    its top ``negative_depth`` (:func:`shuffle_top`). ``rel`` defaults to 2 when the
+    judgments are graded above 1 (ARQMath: H and M are relevant), else 1. ``max_pairs``
+    keeps a random sample of topics' pairs of about that size.
     """
     frames = []
     for data in datasets:
@@ -182,9 +210,119 @@ def task_training_pairs(task, datasets, rel: int | None = None, negatives_per_po
         level = rel if rel is not None else (2 if qrels["label"].max() > 1 else 1)
         judged = topics[topics["qid"].isin(set(qrels["qid"]))]
         negatives = task.pipeline(first_stage, index).transform(judged)
+        if negative_depth is not None:
+            negatives = shuffle_top(negatives, negative_depth, seed)
         frames.append(pairs_from_qrels(judged, qrels, texts, negatives, rel=level,
                                        negatives_per_positive=negatives_per_positive, seed=seed))
     pairs = pd.concat(frames, ignore_index=True)
     if max_pairs is not None and len(pairs) > max_pairs:
         pairs = pairs.sample(n=max_pairs, random_state=seed).sort_index()
     return pairs
+
+
+def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | None = None,
+                     epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5,
+                     scale: float = 20.0, max_length: int = 128, warmup: float = 0.1,
+                     max_steps: int | None = None, device: str | None = None, seed: int = 0,
+                     quiet: bool = False) -> Path:
+    """Fine-tune a bi-encoder on ``pairs`` (query, text, label) with in-batch negatives.
+
+    Each positive pair's query must rank its text above every other text of the batch
+    (the other positives, and the negatives of the batch's queries: ``label`` 0 rows of
+    the same ``qid``): softmax cross-entropy over ``scale`` x cosine, the loss of
+    sentence-transformers' ``MultipleNegativesRankingLoss``. A batch never holds two
+    positives of one query, so no positive is used as another's negative. Starts from the
+    packaged all-MiniLM-L6-v2 by default (its mean pooling and normalisation kept);
+    the saved directory loads with ``SentenceTransformer(out)`` and
+    :func:`mathir.pipelines.neural.load_bi_encoder`. Returns ``out``.
+
+    Written as a loop here for the same reason as :func:`train_cross_encoder`.
+    """
+    from mathir.pipelines.neural import _device, _offline, require_neural, resolve_model
+
+    require_neural()
+    _offline()
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    missing = {"qid", "query", "text", "label"} - set(pairs.columns)
+    if missing:
+        raise InputError(f"training pairs lack column(s) {sorted(missing)}")
+    pos = pairs[pairs["label"] > 0]
+    if pos.empty:
+        raise InputError("training needs positive pairs (check the qrels and texts)")
+    negatives: dict[str, list[str]] = {}
+    for qid, text in zip(pairs.loc[pairs["label"] <= 0, "qid"], pairs.loc[pairs["label"] <= 0, "text"],
+                         strict=True):
+        negatives.setdefault(str(qid), []).append(text)
+    base_path = resolve_model(base)
+    device = _device(device)
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    model = SentenceTransformer(base_path, device=device)
+    model.max_seq_length = max_length
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    data = list(zip(pos["qid"].astype(str), pos["query"], pos["text"], strict=True))
+
+    def batches() -> list[list[tuple[str, str, str]]]:
+        # Greedy packing: a query appears at most once per batch.
+        rng.shuffle(data)
+        out, pending = [], list(data)
+        while pending:
+            batch, seen, rest = [], set(), []
+            for row in pending:
+                if len(batch) < batch_size and row[0] not in seen:
+                    batch.append(row)
+                    seen.add(row[0])
+                else:
+                    rest.append(row)
+            out.append(batch)
+            pending = rest
+        return out
+
+    planned = [batches() for _ in range(epochs)]
+    total = sum(len(b) for b in planned)
+    total = total if max_steps is None else min(max_steps, total)
+    warm = max(1, int(warmup * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: min((i + 1) / warm, max(0.0, (total - i) / max(1, total - warm))))
+
+    def embed(texts: list[str]):
+        features = model.tokenize(texts)
+        features = {k: v.to(device) if isinstance(v, torch.Tensor) else v
+                    for k, v in features.items()}
+        return torch.nn.functional.normalize(model(features)["sentence_embedding"], dim=-1)
+
+    step, losses = 0, []
+    started = time.perf_counter()
+    with tqdm(total=total, desc="training bi-encoder", unit=" steps", disable=quiet) as bar:
+        for batch in itertools.chain.from_iterable(planned):
+            if step >= total:
+                break
+            texts = [t for _, _, t in batch]
+            hard = [rng.choice(negatives[q]) for q, _, _ in batch if negatives.get(q)]
+            q_emb = embed([q for _, q, _ in batch])
+            d_emb = embed(texts + hard)
+            logits = scale * q_emb @ d_emb.T
+            loss = torch.nn.functional.cross_entropy(
+                logits, torch.arange(len(batch), device=device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            losses.append(loss.item())
+            step += 1
+            bar.update()
+            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    model.eval()
+    out = Path(out)
+    with atomic_directory(out) as tmp:
+        model.save(str(tmp))
+        write_manifest(tmp, {"kind": "mathir-bi-encoder", "base": base_path,
+                             "positives": len(data), "steps": step, "epochs": epochs,
+                             "batch_size": batch_size, "learning_rate": learning_rate,
+                             "scale": scale, "max_length": max_length, "warmup": warmup,
+                             "device": device, "final_loss": losses[-1] if losses else None,
+                             "seconds": round(time.perf_counter() - started, 1)})
+    return out

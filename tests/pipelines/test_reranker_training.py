@@ -53,3 +53,25 @@ def test_smoke_training_one_step_saves_a_loadable_cross_encoder(tmp_path):
     assert manifest["base"].endswith("model")  # the packaged all-MiniLM-L6-v2
     scores = CrossEncoder(str(out)).predict([("prime", "2 is prime"), ("prime", "a cat")])
     assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+
+
+def test_bi_encoder_training_saves_a_loadable_model_and_checks_its_input(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    from mathir.pipelines.neural import load_bi_encoder
+    from mathir.pipelines.reranker_training import train_bi_encoder
+
+    pairs = pd.DataFrame({"qid": ["1", "1", "1", "2", "2"],
+                          "query": ["ice melts", "ice melts", "ice melts", "sun", "sun"],
+                          "text": ["melting is a phase change", "heat melts ice", "a rock",
+                                   "the sun is a star", "a cat"],
+                          "label": [1, 1, 0, 1, 0]})
+    out = train_bi_encoder(pairs, tmp_path / "bi", batch_size=4, max_length=32, max_steps=2,
+                           quiet=True)
+    manifest = json.loads((out / "manifest.json").read_text())
+    # three positives, two of one query: the batches hold at most one of each query
+    assert manifest["steps"] == 2 and manifest["positives"] == 3
+    assert load_bi_encoder(out).encode(["ice"]).shape == (1, 384)
+    with pytest.raises(InputError, match="positive pairs"):
+        train_bi_encoder(pairs.assign(label=0), tmp_path / "none")
+    with pytest.raises(InputError, match="lack column"):
+        train_bi_encoder(pairs.drop(columns=["qid"]), tmp_path / "none")
