@@ -5,15 +5,21 @@ official evaluation with every breakdown, MAP-by-length histogram) and reports t
 numbers and the time each step took.
 
     python benchmarks/worldtree.py --split dev --json
+    python benchmarks/worldtree.py --split test --bi-encoder models/wt-bi \
+        --cross-encoder models/wt-ce --json
     python benchmarks/worldtree.py --data ../shared/data/worldtree --split test --pipelines neighbours
 
-The Test split is for reporting only: every parameter was chosen on Train.
+Without ``--pipelines`` it runs every registered pipeline, the neural ``ltr-*`` ones
+when their models are given (train them with ``mathir train-reranker worldtree
+--split train``, see the README). The Test split is for reporting only: models and the
+ranker are trained on Train, weights and depths chosen on Dev.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -30,13 +36,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=str(DEFAULT_DATA), help="WorldTree distribution directory")
     p.add_argument("--split", default="dev", choices=("train", "dev", "test"))
     p.add_argument("--pipelines", help="comma-separated pipelines (default: the task's)")
+    p.add_argument("--bi-encoder", help="Train-fine-tuned bi-encoder (enables ltr-dense*)")
+    p.add_argument("--cross-encoder", help="Train-trained cross-encoder (enables *crossencoder)")
     p.add_argument("--out", help="output folder (default: a temporary directory)")
+    p.add_argument("--plot", help="also write the MAP-by-explanation-length PNG of "
+                   "--plot-pipelines here (the README's figure)")
+    p.add_argument("--plot-pipelines", default="tfidf,neighbours,ltr,ltr-dense-crossencoder",
+                   help="pipelines in --plot (default: %(default)s, those that ran)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     task = get_task("worldtree")
     data = task.data(args.data, args.split)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="worldtree-bench-"))
-    names = [x.strip() for x in args.pipelines.split(",")] if args.pipelines else None
+    if args.bi_encoder:
+        os.environ["MATHIR_BI_ENCODER"] = args.bi_encoder
+    if args.cross_encoder:
+        os.environ["MATHIR_CROSS_ENCODER"] = args.cross_encoder
+    if args.pipelines:
+        names = [x.strip() for x in args.pipelines.split(",")]
+    else:
+        names = [n for n in task.pipelines
+                 if not ("dense" in n and not args.bi_encoder)
+                 and not ("crossencoder" in n and not args.cross_encoder)]
     t0 = time.perf_counter()
     res = run_experiment(task, data, names, out=out, quiet=True)
     total = time.perf_counter() - t0
@@ -44,15 +65,29 @@ def main(argv: list[str] | None = None) -> int:
         print("error: this split has no gold explanations", file=sys.stderr)
         return 2
     best = res.table["MAP"].idxmax()
+    questions = int(len(task.read_topics(data.topics)))
     report = {
         "split": data.label,
-        "questions": int(len(task.read_topics(data.topics))),
+        "questions": questions,
         "measures": {run: {m: round(float(v), 4) for m, v in row.items()}
                      for run, row in res.table.iterrows()},
         "best": {"pipeline": best, "MAP": round(float(res.table.loc[best, "MAP"]), 4)},
         "seconds": {k: round(v, 2) for k, v in res.seconds.items()} | {"total": round(total, 2)},
+        # A pipeline's run time (training of the LTR ranker included) per question.
+        "ms_per_question": {k: round(1000 * v / max(questions, 1), 1)
+                            for k, v in res.seconds.items() if k in res.runs},
         "files": {k: str(v) for k, v in res.files.items()},
     }
+    if args.plot:
+        from mathir.evaluation.worldtree import per_question, plot_map_by_length
+        from mathir.tasks import _worldtree_gold
+
+        gold = _worldtree_gold(task.read_qrels(data.qrels), data.extras.get("tablestore"),
+                               data.extras.get("lemmas"))
+        chosen = [n for n in args.plot_pipelines.split(",") if n in res.runs]
+        per_run = {n: per_question(task.read_run(res.runs[n]), gold) for n in chosen}
+        report["files"]["plot"] = str(plot_map_by_length(
+            per_run, args.plot, title=f"WorldTree {data.label}: MAP by gold explanation length"))
     if args.json:
         print(json.dumps(report))
     else:

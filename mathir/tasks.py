@@ -35,10 +35,10 @@ from mathir.evaluation.worldtree import lexical_overlap, map_by_length, plot_map
 from mathir.evaluation.worldtree import per_question as worldtree_per_question
 from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
 from mathir.indexing.formula_index import FormulaIndex
-from mathir.indexing.worldtree import FactIndex, read_lemmas, read_tablestore
+from mathir.indexing.worldtree import FactIndex, find_lemma_file, read_lemmas, read_tablestore
 from mathir.indexing.worldtree import tables_dir as worldtree_tables_dir
 from mathir.pipelines import formula as formula_pipelines
-from mathir.pipelines import lexical, neural
+from mathir.pipelines import lexical, neural, worldtree_ltr
 from mathir.pipelines import worldtree as worldtree_pipelines
 from mathir.pipelines.extractive import extractive, index_collection_texts
 from mathir.pipelines.word_problems import (
@@ -376,10 +376,7 @@ def _worldtree_split(split: str | None) -> str:
 
 
 def _worldtree_lemmas(tables: Path) -> Path | None:
-    for d in (tables.parent, tables.parent.parent, tables.parent.parent.parent):
-        if (d / "lemmatization-en.txt").is_file():
-            return d / "lemmatization-en.txt"
-    return None
+    return find_lemma_file(tables)
 
 
 def _locate_worldtree(root: Path | None, split: str | None, collection: Path | None) -> TaskData:
@@ -482,8 +479,12 @@ WORLDTREE = Task(
     pipelines={"tfidf": worldtree_pipelines.tfidf, "bm25": worldtree_pipelines.bm25,
                "multihop": worldtree_pipelines.multihop, "fusion": worldtree_pipelines.fusion,
                "rrf": worldtree_pipelines.rrf, "neighbours": worldtree_pipelines.neighbours,
-               "python-baseline": worldtree_pipelines.python_baseline},
-    default_pipelines=("tfidf", "bm25", "multihop", "fusion", "neighbours"),
+               "python-baseline": worldtree_pipelines.python_baseline,
+               "ltr": worldtree_ltr.ltr, "ltr-minilm": worldtree_ltr.ltr_minilm,
+               "ltr-dense": worldtree_ltr.ltr_dense,
+               "ltr-crossencoder": worldtree_ltr.ltr_crossencoder,
+               "ltr-dense-crossencoder": worldtree_ltr.ltr_dense_crossencoder},
+    default_pipelines=("tfidf", "bm25", "multihop", "fusion", "neighbours", "ltr"),
     locate=_locate_worldtree,
     read_topics=_read_worldtree_topics,
     read_qrels=read_worldtree_qrels,

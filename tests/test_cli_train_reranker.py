@@ -39,3 +39,23 @@ def test_train_reranker_bad_base_is_a_user_error(tmp_path, monkeypatch, capsys):
     assert main(["train-reranker", "arqmath-task1", "--out", "ce", "--base", "nobody/nothing-here",
                  "--max-steps", "1", "--quiet"]) == 2
     assert "never downloaded" in capsys.readouterr().err
+
+
+def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for kind in ("bi-encoder", "cross-encoder"):
+        assert main(["train-reranker", "worldtree", "--split", "train", "--kind", kind,
+                     "--out", kind, "--first-stage", "tfidf", "--negative-depth", "20",
+                     "--negatives", "1", "--max-steps", "2", "--batch-size", "4",
+                     "--max-length", "48", "--learning-rate", "1e-5", "--quiet"]) == 0
+        assert f"{kind} trained on" in capsys.readouterr().out
+        manifest = json.loads((tmp_path / kind / "manifest.json").read_text())
+        assert manifest["steps"] == 2 and manifest["learning_rate"] == 1e-5
+    assert main(["experiment", "worldtree", "--pipelines",
+                 "ltr,ltr-dense,ltr-crossencoder,ltr-dense-crossencoder",
+                 "--bi-encoder", "bi-encoder", "--cross-encoder", "cross-encoder",
+                 "--format", "json", "--quiet"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert set(table) == {"ltr", "ltr-dense", "ltr-crossencoder", "ltr-dense-crossencoder"}
+    assert all(0 < row["MAP"] <= 1 for row in table.values())

@@ -182,6 +182,22 @@ def read_lemmas(path: str | Path) -> dict[str, str]:
     return lemmas
 
 
+def find_lemma_file(tables: str | Path) -> Path | None:
+    """``lemmatization-en.txt`` of the distribution holding ``tables`` (None when absent).
+
+    The official layout puts it in ``annotation/``, two levels above ``tables/``.
+
+    >>> from mathir.samples import worldtree_sample
+    >>> find_lemma_file(worldtree_sample().tables).name
+    'lemmatization-en.txt'
+    """
+    tables = Path(tables)
+    for d in (tables.parent, tables.parent.parent, tables.parent.parent.parent):
+        if (d / "lemmatization-en.txt").is_file():
+            return d / "lemmatization-en.txt"
+    return None
+
+
 def tokenize(text: str) -> list[str]:
     """PISA's Porter2 tokens of ``text`` (the tokens a PISA index would hold).
 
@@ -237,6 +253,10 @@ class FactIndex:
     def texts(self) -> dict[str, str]:
         """docno -> fact text."""
         return dict(zip(self.facts["docno"], self.facts["text"], strict=True))
+
+    def document_texts(self) -> dict[str, str]:
+        """docno -> fact text (what a reranker reads; see ``mathir train-reranker``)."""
+        return self.texts()
 
     def query_counts(self, texts: list[str]) -> sparse.csr_matrix:
         """Term counts of ``texts`` over the index vocabulary (unknown terms dropped)."""

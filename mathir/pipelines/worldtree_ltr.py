@@ -1,0 +1,527 @@
+"""WorldTree learning to rank: fact features, a LambdaMART ranker trained on Train, fusion.
+
+The lexical first stages of :mod:`mathir.pipelines.worldtree` see one question at a
+time; the explanations of the Train split say much more about which facts a question
+needs. :class:`FactFeatures` describes every (question, fact) pair by
+
+* lexical similarity with the question + answer, the answer alone and the stem alone
+  (TF-IDF and BM25 over PISA's Porter2 tokens, TF-IDF over the tablestore's own
+  ``lemmatization-en.txt`` lemmas);
+* the Train explanations: how often the fact is used at all (``uses``), how often the
+  facts of its table are (``table_prior``: KINDOF and SYNONYMY facts are grounding
+  facts of many explanations), and how often it explains the ``k`` most similar Train
+  questions (``knn10``, ``knn50``);
+* hops over the fact graph (the lexical-glue design of the task): from the best
+  first-stage facts to the facts that share terms with them (``hop_lex``: best cosine
+  to a top-5 fact, scaled by that fact's score) and to the facts that Train explanations
+  use together with them (``hop_couse``); ``hop2_lex`` is a second hop from the facts
+  the first one reached, scaled by ``decay``;
+* the fact itself: its length and its table (a categorical feature);
+* optionally (``encoder``), ``minilm``: the cosine of question + answer and the fact under
+  a bi-encoder that was *not* trained on Train (the packaged all-MiniLM-L6-v2), so the
+  feature means the same on Train as on Dev and Test.
+
+It keeps the ``depth`` best facts of a cheap first stage (TF-IDF + ``knn50``) as
+candidates, in PyTerrier's learning-to-rank form (a ``features`` column). A Train
+question is left out of every Train statistic it would otherwise see (leave-one-out),
+so the ranker can be trained on Train features that look like Dev and Test features.
+
+:func:`train_ranker` fits LightGBM's LambdaMART on Train (written by hand around
+``lightgbm.train`` rather than ``pt.ltr.apply_learned_model`` because that wrapper needs
+a validation split and we keep Dev for choosing the number of rounds);
+:class:`LearnedRanker` applies it. :class:`ScoreFusion` adds a reranker's score (a
+cross-encoder's) to the learned score with a weight chosen on Dev.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+from scipy import sparse
+from tqdm.auto import tqdm
+
+from mathir.errors import InputError
+from mathir.indexing.worldtree import FactIndex, find_lemma_file, read_lemmas
+from mathir.pipelines.worldtree import RESULT_COLUMNS, LexicalModel
+
+FEATURES = ("tfidf", "bm25", "tfidf_answer", "tfidf_question", "lemma", "lemma_answer",
+            "knn10", "knn50", "uses", "table_prior", "hop_lex", "hop2_lex", "hop_couse",
+            "length", "table")
+CATEGORICAL = ("table",)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def lemma_analyzer(lemmas: Mapping[str, str]):
+    """A scikit-learn analyzer: lower-cased words, stopwords dropped, mapped to lemmas.
+
+    >>> lemma_analyzer({"melting": "melt"})("The ice is Melting")
+    ['ice', 'melt']
+    """
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    def analyze(text: str) -> list[str]:
+        return [lemmas.get(w, w) for w in _WORD.findall(text.lower())
+                if w not in ENGLISH_STOP_WORDS]
+
+    return analyze
+
+
+class ExplanationStatistics:
+    """What the Train explanations say about the facts of a :class:`FactIndex`.
+
+    ``gold`` (Train questions x facts, 0/1), ``uses`` (explanations using each fact),
+    ``couse`` (facts x facts: explanations using both), the Train questions' TF-IDF
+    vectors (for neighbours), and each fact's table as an integer code.
+    """
+
+    def __init__(self, index: FactIndex, train_topics: pd.DataFrame, train_qrels: pd.DataFrame):
+        self.index = index
+        self.tfidf = LexicalModel(index, "tfidf")
+        self.qids = train_topics["qid"].astype(str).to_numpy()
+        self.row = {q: i for i, q in enumerate(self.qids)}
+        self.vectors = self.tfidf.query_weights(index.query_counts(
+            (train_topics["question"] + " " + train_topics["answer"]).tolist()))
+        pos = {d: i for i, d in enumerate(index.docnos())}
+        pairs = {(self.row[q], pos[d]) for q, d in zip(train_qrels["qid"].astype(str),
+                                                       train_qrels["docno"], strict=True)
+                 if q in self.row and d in pos}
+        r, c = zip(*sorted(pairs), strict=True) if pairs else ((), ())
+        self.gold = sparse.csr_matrix((np.ones(len(r)), (r, c)),
+                                      shape=(len(self.qids), index.num_docs))
+        self.uses = np.asarray(self.gold.sum(axis=0)).ravel()
+        couse = (self.gold.T @ self.gold).tolil()
+        couse.setdiag(0)
+        self.couse = couse.tocsr()
+        self.couse.eliminate_zeros()
+        self.table_names, self.table = np.unique(index.facts["table"].to_numpy(), return_inverse=True)
+        self.table_size = np.bincount(self.table, minlength=len(self.table_names))
+
+    @classmethod
+    def from_split_file(cls, index: FactIndex, path: str | Path) -> ExplanationStatistics:
+        """Statistics of the explained questions of a question TSV (the Train split)."""
+        from mathir.qrels.worldtree import qrels_from_topics
+        from mathir.topics.worldtree import read_questions
+
+        topics = read_questions(path, explained_only=True)
+        if topics.empty:
+            raise InputError("no question with a gold explanation to learn from", path=path)
+        return cls(index, topics, qrels_from_topics(topics, path))
+
+    def own_gold(self, qids: Sequence[str]) -> np.ndarray:
+        """Rows of ``gold`` for questions that are Train questions, zeros for the others."""
+        out = np.zeros((len(qids), self.index.num_docs))
+        for i, q in enumerate(qids):
+            j = self.row.get(str(q))
+            if j is not None:
+                out[i] = self.gold[j].toarray().ravel()
+        return out
+
+
+@dataclass
+class FeatureSettings:
+    """Settings of :class:`FactFeatures` (defaults chosen on Dev)."""
+
+    depth: int = 300  # candidates kept per question
+    hop_from: int = 5  # top facts the lexical hops start from
+    couse_from: int = 10  # top facts the co-use hop starts from
+    decay: float = 0.5  # weight of the second hop relative to the first
+    knn_weight: float = 0.4  # knn50 in the candidate score tfidf/max + knn_weight * knn50
+    batch_size: int = 128
+
+
+class FactFeatures(pt.Transformer):
+    """Candidates and their feature vectors (see the module docstring for the features).
+
+    Input: topics with ``qid, query, question, answer``. Output: the ``depth`` best facts
+    per question by ``tfidf / max + knn_weight * knn50`` with ``qid, query, docno, score,
+    rank, features`` (``features``: one float vector in :data:`FEATURES` order).
+    """
+
+    def __init__(self, index: FactIndex, stats: ExplanationStatistics,
+                 lemmas: Mapping[str, str] | None = None,
+                 settings: FeatureSettings | None = None, encoder=None, verbose: bool = False):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.index, self.stats = index, stats
+        self.encoder = encoder
+        self.names = FEATURES + (("minilm",) if encoder is not None else ())
+        self._fact_vectors = None
+        self.settings = settings or FeatureSettings()
+        self.verbose = verbose
+        self.tfidf = stats.tfidf
+        self.bm25 = LexicalModel(index, "bm25")
+        texts = index.facts["text"].tolist()
+        self.lemma_vectorizer = TfidfVectorizer(analyzer=lemma_analyzer(lemmas or {})).fit(texts)
+        self.lemma_facts = self.lemma_vectorizer.transform(texts).tocsr()
+        self.lengths = np.asarray(index.counts.sum(axis=1)).ravel().astype(np.float64)
+        self.docnos = np.asarray(index.docnos(), dtype=object)
+
+    def __repr__(self) -> str:
+        extra = f", encoder={self.encoder!r}" if self.encoder is not None else ""
+        return f"FactFeatures(depth={self.settings.depth}{extra})"
+
+    def _semantic(self, texts: list[str]) -> np.ndarray:
+        """Cosines of ``texts`` with every fact under the encoder (facts encoded once)."""
+        from mathir.pipelines.neural import _unit
+
+        if self._fact_vectors is None:
+            self._fact_vectors = _unit(self.encoder.encode(self.index.facts["text"].tolist()))
+        return _unit(self.encoder.encode(texts)) @ self._fact_vectors.T
+
+    def _lexical(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        counts = self.index.query_counts(texts)
+        return (self.tfidf.score(self.tfidf.query_weights(counts)),
+                self.bm25.score(self.bm25.query_weights(counts)))
+
+    def _lemma(self, texts: list[str]) -> np.ndarray:
+        return (self.lemma_vectorizer.transform(texts) @ self.lemma_facts.T).toarray()
+
+    def _hop(self, scores: np.ndarray, starts: int) -> np.ndarray:
+        """Per fact: the best of start-fact score x cosine(start fact, fact)."""
+        facts = self.tfidf.facts
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :starts]
+        out = np.empty_like(scores)
+        for i in range(len(scores)):
+            sims = (facts[top[i]] @ facts.T).toarray()
+            out[i] = (scores[i, top[i]][:, None] * sims).max(axis=0)
+        return out
+
+    def matrices(self, topics: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Every feature as a (questions x facts) matrix, Train questions left out."""
+        s, st = self.settings, self.stats
+        question, answer = topics["question"].astype(str), topics["answer"].astype(str)
+        both = (question + " " + answer).tolist()
+        f: dict[str, np.ndarray] = {}
+        f["tfidf"], f["bm25"] = self._lexical(both)
+        f["tfidf_answer"] = self._lexical(answer.tolist())[0]
+        f["tfidf_question"] = self._lexical(question.tolist())[0]
+        f["lemma"] = self._lemma(both)
+        f["lemma_answer"] = self._lemma(answer.tolist())
+        own = st.own_gold(topics["qid"].tolist())
+        sim = (self.tfidf.query_weights(self.index.query_counts(both)) @ st.vectors.T).toarray()
+        for i, q in enumerate(topics["qid"]):
+            j = st.row.get(str(q))
+            if j is not None:
+                sim[i, j] = 0.0  # leave-one-out
+        for k in (10, 50):
+            kk = min(k, sim.shape[1])
+            top = np.argsort(-sim, axis=1, kind="stable")[:, :kk]
+            w = np.zeros_like(sim)
+            np.put_along_axis(w, top, np.take_along_axis(sim, top, axis=1), axis=1)
+            knn = (sparse.csr_matrix(w) @ st.gold).toarray()
+            f[f"knn{k}"] = knn / np.maximum(knn.max(axis=1, keepdims=True), 1e-12)
+        uses = st.uses[None, :] - own
+        f["uses"] = np.log1p(uses)
+        table_uses = np.stack([uses[:, st.table == t].sum(axis=1)
+                               for t in range(len(st.table_names))], axis=1)
+        f["table_prior"] = np.log1p(table_uses / np.maximum(st.table_size, 1))[:, st.table]
+        f["hop_lex"] = self._hop(f["tfidf"], s.hop_from)
+        f["hop2_lex"] = s.decay * self._hop(f["hop_lex"], s.hop_from)
+        base = _max_normalised(f["tfidf"]) + s.knn_weight * f["knn50"]
+        top = np.argsort(-base, axis=1, kind="stable")[:, :s.couse_from]
+        w = np.zeros_like(base)
+        np.put_along_axis(w, top, np.take_along_axis(base, top, axis=1), axis=1)
+        couse = (sparse.csr_matrix(w) @ st.couse).toarray()
+        # leave-one-out: a Train question's own explanation adds 1 to the co-use of every
+        # pair of its gold facts; remove it (the diagonal holds no co-use).
+        couse -= ((w * own).sum(axis=1, keepdims=True) - w) * own
+        f["hop_couse"] = np.log1p(np.maximum(couse, 0.0))
+        f["length"] = np.broadcast_to(self.lengths, base.shape)
+        f["table"] = np.broadcast_to(st.table.astype(np.float64), base.shape)
+        if self.encoder is not None:
+            f["minilm"] = self._semantic(both)
+        f["_candidate"] = base
+        return f
+
+    def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
+        pt.validate.query_frame(topics, extra_columns=["question", "answer"])
+        if topics.empty:
+            return pd.DataFrame(columns=[*RESULT_COLUMNS, "features"])
+        depth = min(self.settings.depth, self.index.num_docs)
+        frames = []
+        starts = range(0, len(topics), self.settings.batch_size)
+        for s0 in tqdm(starts, desc="fact features", unit=" batches", disable=not self.verbose):
+            part = topics.iloc[s0:s0 + self.settings.batch_size]
+            f = self.matrices(part)
+            base = f["_candidate"]
+            top = np.argsort(-base, axis=1, kind="stable")[:, :depth]
+            x = np.stack([np.take_along_axis(f[n], top, axis=1) for n in self.names], axis=-1)
+            frames.append(pd.DataFrame({
+                "qid": np.repeat(part["qid"].to_numpy(dtype=object), depth),
+                "query": np.repeat(part["query"].to_numpy(dtype=object), depth),
+                "docno": self.docnos[top].ravel(),
+                "score": np.take_along_axis(base, top, axis=1).ravel(),
+                "rank": np.tile(np.arange(depth), len(part)),
+                "features": list(x.reshape(-1, len(self.names))),
+            }))
+        return pd.concat(frames, ignore_index=True)
+
+
+def _max_normalised(scores: np.ndarray) -> np.ndarray:
+    return scores / np.maximum(scores.max(axis=1, keepdims=True), 1e-12)
+
+
+@dataclass
+class RankerSettings:
+    """LightGBM LambdaMART settings (defaults chosen on Dev)."""
+
+    rounds: int = 200
+    learning_rate: float = 0.02
+    num_leaves: int = 15
+    min_data_in_leaf: int = 100
+    feature_fraction: float = 0.8
+    truncation_level: int = 50
+    seed: int = 0
+
+
+def train_ranker(candidates: pd.DataFrame, qrels: pd.DataFrame,
+                 settings: RankerSettings | None = None, threads: int = 0,
+                 names: Sequence[str] = FEATURES):
+    """Fit LambdaMART on a :class:`FactFeatures` frame; gold facts (``qrels``) are label 1.
+
+    ``names``: the feature names (:attr:`FactFeatures.names`).
+
+    Deterministic for a given input (LightGBM's ``deterministic`` mode, fixed seed).
+    Returns a ``lightgbm.Booster``.
+    """
+    import lightgbm as lgb
+
+    s = settings or RankerSettings()
+    if candidates.empty:
+        raise InputError("no candidates to train the ranker on")
+    cand = candidates.sort_values(["qid", "rank"], kind="stable")
+    gold = set(zip(qrels["qid"].astype(str), qrels["docno"], strict=True))
+    labels = np.fromiter(((q, d) in gold for q, d in zip(cand["qid"].astype(str), cand["docno"],
+                                                          strict=True)), dtype=np.int32,
+                         count=len(cand))
+    if labels.sum() == 0:
+        raise InputError("no gold fact among the training candidates")
+    groups = cand.groupby("qid", sort=False).size().to_numpy()
+    data = lgb.Dataset(np.stack(cand["features"].to_numpy()), labels, group=groups,
+                       feature_name=list(names), categorical_feature=list(CATEGORICAL),
+                       free_raw_data=True)
+    params = {"objective": "lambdarank", "learning_rate": s.learning_rate,
+              "num_leaves": s.num_leaves, "min_data_in_leaf": s.min_data_in_leaf,
+              "feature_fraction": s.feature_fraction,
+              "lambdarank_truncation_level": s.truncation_level, "seed": s.seed,
+              "deterministic": True, "force_row_wise": True, "num_threads": threads,
+              "verbose": -1}
+    return lgb.train(params, data, num_boost_round=s.rounds)
+
+
+class LearnedRanker(pt.Transformer):
+    """Score a ``features`` frame with a trained LightGBM booster and re-rank it."""
+
+    def __init__(self, booster, rounds: int | None = None):
+        self.booster, self.rounds = booster, rounds
+
+    def __repr__(self) -> str:
+        # The trees' checksum identifies the training (data, settings) in run manifests.
+        import hashlib
+
+        digest = hashlib.sha1(self.booster.model_to_string().encode()).hexdigest()[:12]
+        return f"LearnedRanker({self.booster.num_trees()} trees, {digest})"
+
+    def transform(self, res: pd.DataFrame) -> pd.DataFrame:
+        if res.empty:
+            return res
+        scores = self.booster.predict(np.stack(res["features"].to_numpy()),
+                                      num_iteration=self.rounds)
+        out = res.drop(columns=["features"]).assign(score=scores)
+        return pt.model.add_ranks(out.sort_values(["qid", "score"], ascending=[True, False],
+                                                  kind="stable"))
+
+
+class AddFactText(pt.Transformer):
+    """Add each fact's ``text`` (for a cross-encoder) to a result frame."""
+
+    def __init__(self, index: FactIndex):
+        self.index = index
+        self._texts = index.texts()
+
+    def __repr__(self) -> str:
+        return "AddFactText()"
+
+    def transform(self, res: pd.DataFrame) -> pd.DataFrame:
+        return res.assign(text=res["docno"].map(self._texts).fillna(""))
+
+
+class ScoreFusion(pt.Transformer):
+    """Rerank the top ``depth`` rows by ``z(score) + sum of weight * z(scorer's score)``.
+
+    ``scorers`` maps a name to ``(transformer, weight)``; each transformer scores the head
+    rows (with a ``text`` column) and its score is kept in a ``score_<name>`` column.
+    ``z``: per-question standardisation over the head (mean 0, deviation 1), so that a
+    weight means the same for any score scale. Rows below ``depth`` keep their order
+    beneath the reranked head.
+    """
+
+    def __init__(self, scorers: Mapping[str, tuple[pt.Transformer, float]], depth: int = 100):
+        self.scorers, self.depth = dict(scorers), depth
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{n}={w}" for n, (_, w) in self.scorers.items())
+        return f"ScoreFusion({parts}, depth={self.depth})"
+
+    def transform(self, res: pd.DataFrame) -> pd.DataFrame:
+        if res.empty:
+            return res
+        res = res.sort_values(["qid", "rank"], kind="stable").reset_index(drop=True)
+        head = res[res["rank"] < self.depth]
+        tail = res[res["rank"] >= self.depth]
+        keys = pd.MultiIndex.from_frame(head[["qid", "docno"]])
+        fused = _z(head["score"].to_numpy(), head["qid"])
+        extra = {}
+        for name, (scorer, weight) in self.scorers.items():
+            scored = scorer.transform(head.drop(columns=["score"]).assign(score=0.0))
+            values = scored.set_index(["qid", "docno"])["score"].reindex(keys).to_numpy()
+            extra[f"score_{name}"] = values
+            fused = fused + weight * _z(values, head["qid"])
+        head = head.assign(score=fused, **extra)
+        floor = head.groupby("qid")["score"].min()
+        # Below the reranked head, in the first stage's order.
+        tail = tail.assign(score=tail["qid"].map(floor).to_numpy() - 1.0 - tail["rank"].to_numpy())
+        out = pd.concat([head, tail], ignore_index=True)
+        out = out.drop(columns=[c for c in ("text",) if c in out.columns])
+        out = out.sort_values(["qid", "score"], ascending=[True, False], kind="stable")
+        return pt.model.add_ranks(out.reset_index(drop=True))
+
+
+def _z(values: np.ndarray, qids: pd.Series) -> np.ndarray:
+    v = pd.Series(np.asarray(values, dtype=np.float64), index=qids.index)
+    g = v.groupby(qids.to_numpy())
+    sd = g.transform("std").fillna(0.0).to_numpy()
+    return ((v - g.transform("mean")).to_numpy()) / np.where(sd > 0, sd, 1.0)
+
+
+def lemmas_of(index: FactIndex) -> dict[str, str]:
+    """The lemma list of the index's distribution (empty when there is none)."""
+    path = find_lemma_file(index.tablestore)
+    return read_lemmas(path) if path else {}
+
+
+# --- named pipelines (what tasks.py registers) -----------------------------------------
+
+_RANKERS: dict[tuple, object] = {}
+DENSE_WEIGHT = 2.0  # chosen on Dev
+CROSS_WEIGHT = 1.0  # chosen on Dev
+RERANK_DEPTH = 100  # chosen on Dev
+
+
+def trained_ranker(index: FactIndex, train: str | Path | None = None,
+                   features: FeatureSettings | None = None, ranker: RankerSettings | None = None,
+                   semantic: bool = False, verbose: bool = False) -> tuple[FactFeatures, object]:
+    """The feature transformer and a LambdaMART booster trained on the Train split.
+
+    ``train`` is the Train question TSV (default: found beside the tablestore).
+    ``semantic`` adds the ``minilm`` feature (needs ``mathir[neural]``). Training takes
+    under a minute on the full Train split; the booster is kept for the process.
+    """
+    from mathir.storage import file_fingerprint
+    from mathir.topics.worldtree import find_split_file
+
+    path = Path(train) if train else find_split_file(index.tablestore, "Train")
+    features, ranker = features or FeatureSettings(), ranker or RankerSettings()
+    stats = ExplanationStatistics.from_split_file(index, path)
+    encoder = None
+    if semantic:
+        from mathir.pipelines.neural import load_bi_encoder
+
+        encoder = load_bi_encoder()
+    ff = FactFeatures(index, stats, lemmas_of(index), features, encoder=encoder, verbose=verbose)
+    key = (str(Path(index.path).resolve()), str(file_fingerprint(path)), repr(features),
+           repr(ranker), semantic)
+    if key not in _RANKERS:
+        from mathir.qrels.worldtree import qrels_from_topics
+        from mathir.topics.worldtree import read_questions
+
+        topics = read_questions(path, explained_only=True)
+        candidates = ff.transform(topics)
+        _RANKERS[key] = train_ranker(candidates, qrels_from_topics(topics, path), ranker,
+                                     names=ff.names)
+    return ff, _RANKERS[key]
+
+
+def ltr(index: FactIndex, train: str | Path | None = None, semantic: bool = False,
+        verbose: bool = False) -> pt.Transformer:
+    """LambdaMART over :class:`FactFeatures`, trained on Train, then the full ranking."""
+    from mathir.pipelines.worldtree import CompleteRanking, ExplanationQuery
+
+    ff, booster = trained_ranker(index, train, semantic=semantic, verbose=verbose)
+    return ExplanationQuery() >> ff >> LearnedRanker(booster) >> CompleteRanking(index)
+
+
+def ltr_minilm(index: FactIndex, train: str | Path | None = None,
+               verbose: bool = False) -> pt.Transformer:
+    """:func:`ltr` with the packaged MiniLM's cosine as one more feature (``ltr-minilm``)."""
+    return ltr(index, train, semantic=True, verbose=verbose)
+
+
+def _model(model: str | Path | None, variable: str, pipeline: str, kind: str) -> str:
+    import os
+
+    model = model or os.environ.get(variable)
+    if not model:
+        option = "--cross-encoder" if kind == "cross-encoder" else "--bi-encoder"
+        raise InputError(f"{pipeline} needs a {kind} model: pass {option} PATH (train one with "
+                         f"`mathir train-reranker worldtree --split train --kind {kind}`)")
+    return str(model)
+
+
+def ltr_reranked(index: FactIndex, bi_encoder: str | Path | None = None,
+                 cross_encoder: str | Path | None = None, dense_weight: float = DENSE_WEIGHT,
+                 cross_weight: float = CROSS_WEIGHT, depth: int = RERANK_DEPTH,
+                 train: str | Path | None = None, verbose: bool = False) -> pt.Transformer:
+    """:func:`ltr`'s top ``depth`` facts reranked by a fusion with neural scores.
+
+    ``z(ltr) + dense_weight * z(bi-encoder cosine) + cross_weight * z(cross-encoder)``
+    (a model left as ``None`` is not used). Both models are fine-tuned on Train by
+    ``mathir train-reranker worldtree --split train``; the weights and ``depth`` were
+    chosen on Dev.
+    """
+    from mathir.pipelines.neural import BiEncoderScorer, CrossEncoderScorer, load_bi_encoder
+    from mathir.pipelines.worldtree import CompleteRanking, ExplanationQuery
+
+    if bi_encoder is None and cross_encoder is None:
+        raise InputError("ltr_reranked needs a bi-encoder or a cross-encoder model")
+    # The lexical ranker, not ltr-minilm: with the fine-tuned bi-encoder fused, the
+    # packaged MiniLM's feature only repeats it (Dev 0.5616 instead of 0.5691).
+    ff, booster = trained_ranker(index, train, verbose=verbose)
+    scorers = {}
+    if bi_encoder is not None:
+        scorers["dense"] = (BiEncoderScorer(load_bi_encoder(bi_encoder)), dense_weight)
+    if cross_encoder is not None:
+        scorers["crossencoder"] = (CrossEncoderScorer(cross_encoder, max_length=128,
+                                                      verbose=verbose), cross_weight)
+    return (ExplanationQuery() >> ff >> LearnedRanker(booster) >> AddFactText(index)
+            >> ScoreFusion(scorers, depth=depth) >> CompleteRanking(index))
+
+
+def ltr_dense(index: FactIndex, model: str | Path | None = None,
+              verbose: bool = False) -> pt.Transformer:
+    """``ltr`` fused with a Train-fine-tuned bi-encoder (``--bi-encoder``; ``ltr-dense``)."""
+    return ltr_reranked(index, bi_encoder=_model(model, "MATHIR_BI_ENCODER", "ltr-dense",
+                                                 "bi-encoder"), verbose=verbose)
+
+
+def ltr_crossencoder(index: FactIndex, model: str | Path | None = None,
+                     verbose: bool = False) -> pt.Transformer:
+    """``ltr`` fused with a Train-trained cross-encoder (``--cross-encoder``)."""
+    return ltr_reranked(index, cross_encoder=_model(model, "MATHIR_CROSS_ENCODER",
+                                                    "ltr-crossencoder", "cross-encoder"),
+                        verbose=verbose)
+
+
+def ltr_dense_crossencoder(index: FactIndex, verbose: bool = False) -> pt.Transformer:
+    """``ltr`` fused with both models (``--bi-encoder`` and ``--cross-encoder``)."""
+    return ltr_reranked(
+        index, bi_encoder=_model(None, "MATHIR_BI_ENCODER", "ltr-dense-crossencoder",
+                                 "bi-encoder"),
+        cross_encoder=_model(None, "MATHIR_CROSS_ENCODER", "ltr-dense-crossencoder",
+                             "cross-encoder"), verbose=verbose)
