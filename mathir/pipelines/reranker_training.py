@@ -76,6 +76,26 @@ def pairs_from_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, texts: Mapping[s
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
+def _warmup_schedule(optimizer, total: int, warmup: float):
+    """Learning rate rising linearly over ``warmup`` x ``total`` steps, then falling to 0."""
+    import torch
+
+    warm = max(1, int(warmup * total))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: min((i + 1) / warm, max(0.0, (total - i) / max(1, total - warm))))
+
+
+def _step(optimizer, schedule, loss, losses: list[float], bar) -> None:
+    """One optimisation step; the progress bar shows the mean of the last 20 losses."""
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    schedule.step()
+    losses.append(loss.item())
+    bar.update()
+    bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+
+
 def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | None = None,
                         epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
                         max_length: int = 256, max_steps: int | None = None,
@@ -116,9 +136,7 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
     rng = random.Random(seed)
     steps_per_epoch = (len(data) + batch_size - 1) // batch_size
     total = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
-    warm = max(1, int(warmup * total))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda i: min((i + 1) / warm, max(0.0, (total - i) / max(1, total - warm))))
+    schedule = _warmup_schedule(optimizer, total, warmup)
     step = 0
     losses = []
     started = time.perf_counter()
@@ -134,14 +152,8 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
                           return_tensors="pt").to(device)
                 logits = net(**enc).logits.view(-1)
                 loss = loss_fn(logits, torch.tensor([y for _, _, y in batch], device=device))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                schedule.step()
-                losses.append(loss.item())
+                _step(optimizer, schedule, loss, losses, bar)
                 step += 1
-                bar.update()
-                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
     net.eval()
     out = Path(out)
     with atomic_directory(out) as tmp:
@@ -284,9 +296,7 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
     planned = [batches() for _ in range(epochs)]
     total = sum(len(b) for b in planned)
     total = total if max_steps is None else min(max_steps, total)
-    warm = max(1, int(warmup * total))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda i: min((i + 1) / warm, max(0.0, (total - i) / max(1, total - warm))))
+    schedule = _warmup_schedule(optimizer, total, warmup)
 
     def embed(texts: list[str]):
         features = model.tokenize(texts)
@@ -307,14 +317,8 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
             logits = scale * q_emb @ d_emb.T
             loss = torch.nn.functional.cross_entropy(
                 logits, torch.arange(len(batch), device=device))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            losses.append(loss.item())
+            _step(optimizer, schedule, loss, losses, bar)
             step += 1
-            bar.update()
-            bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
     model.eval()
     out = Path(out)
     with atomic_directory(out) as tmp:
