@@ -102,17 +102,6 @@ class ExplanationStatistics:
         self.table_names, self.table = np.unique(index.facts["table"].to_numpy(), return_inverse=True)
         self.table_size = np.bincount(self.table, minlength=len(self.table_names))
 
-    @classmethod
-    def from_split_file(cls, index: FactIndex, path: str | Path) -> ExplanationStatistics:
-        """Statistics of the explained questions of a question TSV (the Train split)."""
-        from mathir.qrels.worldtree import qrels_from_topics
-        from mathir.topics.worldtree import read_questions
-
-        topics = read_questions(path, explained_only=True)
-        if topics.empty:
-            raise InputError("no question with a gold explanation to learn from", path=path)
-        return cls(index, topics, qrels_from_topics(topics, path))
-
     def own_gold(self, qids: Sequence[str]) -> np.ndarray:
         """Rows of ``gold`` for questions that are Train questions, zeros for the others."""
         out = np.zeros((len(qids), self.index.num_docs))
@@ -390,7 +379,7 @@ class ScoreFusion(pt.Transformer):
         # Below the reranked head, in the first stage's order.
         tail = tail.assign(score=tail["qid"].map(floor).to_numpy() - 1.0 - tail["rank"].to_numpy())
         out = pd.concat([head, tail], ignore_index=True)
-        out = out.drop(columns=[c for c in ("text",) if c in out.columns])
+        out = out.drop(columns="text", errors="ignore")
         out = out.sort_values(["qid", "score"], ascending=[True, False], kind="stable")
         return pt.model.add_ranks(out.reset_index(drop=True))
 
@@ -410,7 +399,7 @@ def lemmas_of(index: FactIndex) -> dict[str, str]:
 
 # --- named pipelines (what tasks.py registers) -----------------------------------------
 
-_RANKERS: dict[tuple, object] = {}
+_RANKERS: dict[tuple, tuple[FactFeatures, object]] = {}
 DENSE_WEIGHT = 2.0  # chosen on Dev
 CROSS_WEIGHT = 1.0  # chosen on Dev
 RERANK_DEPTH = 100  # chosen on Dev
@@ -423,31 +412,31 @@ def trained_ranker(index: FactIndex, train: str | Path | None = None,
 
     ``train`` is the Train question TSV (default: found beside the tablestore).
     ``semantic`` adds the ``minilm`` feature (needs ``mathir[neural]``). Training takes
-    under a minute on the full Train split; the booster is kept for the process.
+    under a minute on the full Train split; both are kept for the process (an experiment
+    builds each pipeline twice: for its run manifest and to run it).
     """
+    from mathir.qrels.worldtree import qrels_from_topics
     from mathir.storage import file_fingerprint
-    from mathir.topics.worldtree import find_split_file
+    from mathir.topics.worldtree import find_split_file, read_questions
 
     path = Path(train) if train else find_split_file(index.tablestore, "Train")
     features, ranker = features or FeatureSettings(), ranker or RankerSettings()
-    stats = ExplanationStatistics.from_split_file(index, path)
-    encoder = None
-    if semantic:
-        from mathir.pipelines.neural import load_bi_encoder
-
-        encoder = load_bi_encoder()
-    ff = FactFeatures(index, stats, lemmas_of(index), features, encoder=encoder, verbose=verbose)
     key = (str(Path(index.path).resolve()), str(file_fingerprint(path)), repr(features),
            repr(ranker), semantic)
     if key not in _RANKERS:
-        from mathir.qrels.worldtree import qrels_from_topics
-        from mathir.topics.worldtree import read_questions
-
         topics = read_questions(path, explained_only=True)
-        candidates = ff.transform(topics)
-        _RANKERS[key] = train_ranker(candidates, qrels_from_topics(topics, path), ranker,
-                                     names=ff.names)
-    return ff, _RANKERS[key]
+        if topics.empty:
+            raise InputError("no question with a gold explanation to learn from", path=path)
+        qrels = qrels_from_topics(topics, path)
+        encoder = None
+        if semantic:
+            from mathir.pipelines.neural import load_bi_encoder
+
+            encoder = load_bi_encoder()
+        ff = FactFeatures(index, ExplanationStatistics(index, topics, qrels), lemmas_of(index),
+                          features, encoder=encoder, verbose=verbose)
+        _RANKERS[key] = ff, train_ranker(ff.transform(topics), qrels, ranker, names=ff.names)
+    return _RANKERS[key]
 
 
 def ltr(index: FactIndex, train: str | Path | None = None, semantic: bool = False,
