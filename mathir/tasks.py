@@ -375,10 +375,6 @@ def _worldtree_split(split: str | None) -> str:
     return name
 
 
-def _worldtree_lemmas(tables: Path) -> Path | None:
-    return find_lemma_file(tables)
-
-
 def _locate_worldtree(root: Path | None, split: str | None, collection: Path | None) -> TaskData:
     name = _worldtree_split(split)
     if root is None:
@@ -402,7 +398,7 @@ def _locate_worldtree(root: Path | None, split: str | None, collection: Path | N
                          "data directory", path=root)
     topics = questions[0] if questions else masked[0]
     extras = {"tablestore": collection}
-    lemmas = _worldtree_lemmas(collection)
+    lemmas = find_lemma_file(collection)
     if lemmas is not None:
         extras["lemmas"] = lemmas
     return TaskData(name.lower(), collection, topics, questions[0] if questions else None, extras)
@@ -428,7 +424,7 @@ def _worldtree_gold(qrels: pd.DataFrame, tablestore: str | Path | None,
         raise InputError("the lexical-overlap measures need the tablestore: pass --tablestore DIR")
     tables = worldtree_tables_dir(tablestore)
     if lemmas is None:
-        lemmas = _worldtree_lemmas(tables)
+        lemmas = find_lemma_file(tables)
     texts = read_tablestore(tables, warn=False).texts()
     gold = qrels.copy()
     gold["overlap"] = lexical_overlap(gold, texts, read_lemmas(lemmas) if lemmas else None)
