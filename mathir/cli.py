@@ -118,6 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--learning-rate", type=float, default=2e-5)
     sp.add_argument("--warmup", type=float, default=0.1,
                     help="fraction of steps with a rising learning rate (default: 0.1)")
+    sp.add_argument("--loss", choices=("pointwise", "listwise"), default="pointwise",
+                    help="cross-encoder loss: pointwise (binary cross-entropy; default) or "
+                    "listwise (softmax over a positive and its query's negatives)")
 
     sp = sub.add_parser("answers", help="check model answers against gold answers (JSON lines)")
     sp.add_argument("--input", required=True, help='JSON lines {"response", "gold", ["extract", '
@@ -242,6 +245,9 @@ def _cmd_train_reranker(args) -> None:
     )
     from mathir.tasks import get_task
 
+    if args.kind == "bi-encoder" and args.loss != "pointwise":
+        raise InputError("--loss is a cross-encoder option: the bi-encoder learns from "
+                         "in-batch negatives")
     task = get_task(args.task)
     labels = (args.year or args.split or "").split(",")
     datasets = [task.data(args.data, label or None, args.collection) for label in labels]
@@ -250,10 +256,11 @@ def _cmd_train_reranker(args) -> None:
                                 negative_depth=args.negative_depth, quiet=args.quiet)
     print(f"{len(pairs)} pairs ({int(pairs['label'].sum())} positive) from "
           f"{pairs['qid'].nunique()} topics", file=sys.stderr)
+    options = {} if args.kind == "bi-encoder" else {"loss": args.loss}
     train = train_bi_encoder if args.kind == "bi-encoder" else train_cross_encoder
     out = train(pairs, args.out, base=args.base, epochs=args.epochs, batch_size=args.batch_size,
                 learning_rate=args.learning_rate, max_length=args.max_length,
-                warmup=args.warmup, max_steps=args.max_steps, quiet=args.quiet)
+                warmup=args.warmup, max_steps=args.max_steps, quiet=args.quiet, **options)
     print(f"{out}: {args.kind} trained on {len(pairs)} pairs")
 
 

@@ -52,6 +52,16 @@ def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monk
         assert f"{kind} trained on" in capsys.readouterr().out
         manifest = json.loads((tmp_path / kind / "manifest.json").read_text())
         assert manifest["steps"] == 2 and manifest["learning_rate"] == 1e-5
+    # The cross-encoder trained further, listwise, from the first one (the README's recipe).
+    assert main(["train-reranker", "worldtree", "--split", "train", "--base", "cross-encoder",
+                 "--loss", "listwise", "--out", "listwise", "--first-stage", "tfidf",
+                 "--negative-depth", "20", "--negatives", "3", "--max-steps", "1",
+                 "--batch-size", "8", "--max-length", "48", "--quiet"]) == 0
+    manifest = json.loads((tmp_path / "listwise" / "manifest.json").read_text())
+    assert manifest["loss"] == "listwise" and manifest["base"].endswith("cross-encoder")
+    assert main(["train-reranker", "worldtree", "--split", "train", "--kind", "bi-encoder",
+                 "--loss", "listwise", "--out", "x", "--quiet"]) == 2
+    assert "cross-encoder option" in capsys.readouterr().err
     assert main(["experiment", "worldtree", "--pipelines",
                  "ltr,ltr-dense,ltr-crossencoder,ltr-dense-crossencoder",
                  "--bi-encoder", "bi-encoder", "--cross-encoder", "cross-encoder",

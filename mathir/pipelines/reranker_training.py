@@ -96,18 +96,51 @@ def _step(optimizer, schedule, loss, losses: list[float], bar) -> None:
     bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
 
 
+def listwise_groups(pairs: pd.DataFrame, seed: int = 0) -> list[list[tuple[str, str]]]:
+    """Each positive pair with ``k`` negative pairs of its query: ``[(query, text), ...]``,
+    the positive first.
+
+    ``k`` is the ratio of negatives to positives in ``pairs`` (at least 1); a query's
+    negatives are dealt out to its positives in turn (reused when there are too few).
+    Queries without a negative are left out.
+
+    >>> p = pd.DataFrame({"qid": ["1"] * 3, "query": ["q"] * 3, "text": ["a", "b", "c"],
+    ...                   "label": [1, 0, 0]})
+    >>> listwise_groups(p)
+    [[('q', 'a'), ('q', 'b'), ('q', 'c')]]
+    """
+    rng = random.Random(seed)
+    positive = pairs["label"] > 0
+    k = max(1, int(round((~positive).sum() / max(1, positive.sum()))))
+    groups = []
+    for _, rows in pairs.groupby("qid", sort=True):
+        pos = list(zip(rows["query"][rows["label"] > 0], rows["text"][rows["label"] > 0],
+                       strict=True))
+        neg = list(zip(rows["query"][rows["label"] <= 0], rows["text"][rows["label"] <= 0],
+                       strict=True))
+        if not pos or not neg:
+            continue
+        rng.shuffle(neg)
+        for j, p in enumerate(pos):
+            groups.append([p] + [neg[(j * k + i) % len(neg)] for i in range(k)])
+    return groups
+
+
 def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | None = None,
                         epochs: int = 1, batch_size: int = 16, learning_rate: float = 2e-5,
                         max_length: int = 256, max_steps: int | None = None,
                         device: str | None = None, seed: int = 0, warmup: float = 0.1,
-                        quiet: bool = False) -> Path:
+                        loss: str = "pointwise", quiet: bool = False) -> Path:
     """Fine-tune a CrossEncoder on ``pairs`` (columns query, text, label) and save it to ``out``.
 
     ``base`` is a local model directory or Hugging Face cache name (default: the
     packaged all-MiniLM-L6-v2). The learning rate rises linearly over the first
     ``warmup`` fraction of the steps and then falls linearly to 0 (the usual BERT
     schedule; the new classification head starts from random weights). ``max_steps``
-    stops early (smoke runs). The saved
+    stops early (smoke runs). ``loss``: ``pointwise`` (binary cross-entropy on each
+    pair) or ``listwise`` (softmax cross-entropy over a positive and its query's
+    negatives, :func:`listwise_groups`: the "localized contrastive estimation" of Gao et
+    al., 2021; ``batch_size`` still counts pairs). The saved
     directory loads with ``sentence_transformers.CrossEncoder(out)`` and
     :func:`mathir.pipelines.neural.cross_encoder_reranker`; ``out`` appears whole or not
     at all. Returns ``out``.
@@ -119,11 +152,23 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
     import torch
     from sentence_transformers import CrossEncoder
 
-    missing = {"query", "text", "label"} - set(pairs.columns)
+    if loss not in ("pointwise", "listwise"):
+        raise InputError(f"unknown loss {loss!r}: pointwise or listwise")
+    missing = {"query", "text", "label"} | ({"qid"} if loss == "listwise" else set())
+    missing -= set(pairs.columns)
     if missing:
         raise InputError(f"training pairs lack column(s) {sorted(missing)}")
     if pairs.empty or pairs["label"].nunique() < 2:
         raise InputError("training needs positive and negative pairs (check the qrels and texts)")
+    if loss == "listwise":
+        data = listwise_groups(pairs, seed)
+        if not data:
+            raise InputError("listwise training needs queries with a positive and a negative")
+        per_step = max(1, batch_size // len(data[0]))
+    else:
+        data = list(zip(pairs["query"], pairs["text"], pairs["label"].astype(float),
+                        strict=True))
+        per_step = batch_size
     base_path = resolve_model(base)
     device = _device(device)
     torch.manual_seed(seed)
@@ -131,10 +176,9 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
     net, tok = model.model, model.tokenizer
     net.train()
     optimizer = torch.optim.AdamW(net.parameters(), lr=learning_rate)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    data = list(zip(pairs["query"], pairs["text"], pairs["label"].astype(float), strict=True))
+    bce = torch.nn.BCEWithLogitsLoss()
     rng = random.Random(seed)
-    steps_per_epoch = (len(data) + batch_size - 1) // batch_size
+    steps_per_epoch = (len(data) + per_step - 1) // per_step
     total = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
     schedule = _warmup_schedule(optimizer, total, warmup)
     step = 0
@@ -143,26 +187,34 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
     with tqdm(total=total, desc="training cross-encoder", unit=" steps", disable=quiet) as bar:
         for _ in range(epochs):
             rng.shuffle(data)
-            for i in range(0, len(data), batch_size):
+            for i in range(0, len(data), per_step):
                 if step >= total:
                     break
-                batch = data[i:i + batch_size]
-                enc = tok([q for q, _, _ in batch], [t for _, t, _ in batch], padding=True,
+                batch = data[i:i + per_step]
+                flat = [pair for group in batch for pair in group] if loss == "listwise" else batch
+                enc = tok([x[0] for x in flat], [x[1] for x in flat], padding=True,
                           truncation="longest_first", max_length=max_length,
                           return_tensors="pt").to(device)
                 logits = net(**enc).logits.view(-1)
-                loss = loss_fn(logits, torch.tensor([y for _, _, y in batch], device=device))
-                _step(optimizer, schedule, loss, losses, bar)
+                if loss == "listwise":
+                    # The positive is first in every group.
+                    value = torch.nn.functional.cross_entropy(
+                        logits.view(len(batch), -1),
+                        torch.zeros(len(batch), dtype=torch.long, device=device))
+                else:
+                    value = bce(logits, torch.tensor([y for _, _, y in batch], device=device))
+                _step(optimizer, schedule, value, losses, bar)
                 step += 1
     net.eval()
     out = Path(out)
     with atomic_directory(out) as tmp:
         model.save(str(tmp))
         write_manifest(tmp, {"kind": "mathir-cross-encoder", "base": base_path,
-                             "pairs": len(data), "positives": int((pairs["label"] > 0).sum()),
+                             "pairs": len(pairs), "positives": int((pairs["label"] > 0).sum()),
+                             "groups": len(data) if loss == "listwise" else None,
                              "steps": step, "epochs": epochs, "batch_size": batch_size,
                              "learning_rate": learning_rate, "warmup": warmup,
-                             "max_length": max_length,
+                             "max_length": max_length, "loss": loss,
                              "device": device, "final_loss": losses[-1] if losses else None,
                              "seconds": round(time.perf_counter() - started, 1)})
     return out

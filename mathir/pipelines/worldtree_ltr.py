@@ -6,7 +6,9 @@ needs. :class:`FactFeatures` describes every (question, fact) pair by
 
 * lexical similarity with the question + answer, the answer alone and the stem alone
   (TF-IDF and BM25 over PISA's Porter2 tokens, TF-IDF over the tablestore's own
-  ``lemmatization-en.txt`` lemmas);
+  ``lemmatization-en.txt`` lemmas); with the *wrong* options of the multiple-choice
+  question (``tfidf_wrong``) and the answer's margin over them (``answer_margin`` =
+  ``tfidf_answer - tfidf_wrong``): a fact about a distractor rarely explains the answer;
 * the Train explanations: how often the fact is used at all (``uses``), how often the
   facts of its table are (``table_prior``: KINDOF and SYNONYMY facts are grounding
   facts of many explanations), and how often it explains the ``k`` most similar Train
@@ -19,7 +21,9 @@ needs. :class:`FactFeatures` describes every (question, fact) pair by
 * the fact itself: its length and its table (a categorical feature);
 * optionally (``encoder``), ``minilm``: the cosine of question + answer and the fact under
   a bi-encoder that was *not* trained on Train (the packaged all-MiniLM-L6-v2), so the
-  feature means the same on Train as on Dev and Test.
+  feature means the same on Train as on Dev and Test; and ``knn_minilm10`` /
+  ``knn_minilm50``: the neighbour votes with Train questions found by that encoder's
+  cosine instead of TF-IDF.
 
 It keeps the ``depth`` best facts of a cheap first stage (TF-IDF + ``knn50``) as
 candidates, in PyTerrier's learning-to-rank form (a ``features`` column). A Train
@@ -51,8 +55,9 @@ from mathir.indexing.worldtree import FactIndex, find_lemma_file, read_lemmas
 from mathir.pipelines.worldtree import RESULT_COLUMNS, LexicalModel
 
 FEATURES = ("tfidf", "bm25", "tfidf_answer", "tfidf_question", "lemma", "lemma_answer",
-            "knn10", "knn50", "uses", "table_prior", "hop_lex", "hop2_lex", "hop_couse",
-            "length", "table")
+            "tfidf_wrong", "answer_margin", "knn10", "knn50", "uses", "table_prior", "hop_lex",
+            "hop2_lex", "hop_couse", "length", "table")
+SEMANTIC_FEATURES = ("minilm", "knn_minilm10", "knn_minilm50")
 CATEGORICAL = ("table",)
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -85,8 +90,9 @@ class ExplanationStatistics:
         self.tfidf = LexicalModel(index, "tfidf")
         self.qids = train_topics["qid"].astype(str).to_numpy()
         self.row = {q: i for i, q in enumerate(self.qids)}
-        self.vectors = self.tfidf.query_weights(index.query_counts(
-            (train_topics["question"] + " " + train_topics["answer"]).tolist()))
+        self.texts = (train_topics["question"] + " " + train_topics["answer"]).tolist()
+        self.vectors = self.tfidf.query_weights(index.query_counts(self.texts))
+        self._encoded: tuple[object, np.ndarray] | None = None  # (encoder, its vectors)
         pos = {d: i for i, d in enumerate(index.docnos())}
         pairs = {(self.row[q], pos[d]) for q, d in zip(train_qrels["qid"].astype(str),
                                                        train_qrels["docno"], strict=True)
@@ -101,6 +107,33 @@ class ExplanationStatistics:
         self.couse.eliminate_zeros()
         self.table_names, self.table = np.unique(index.facts["table"].to_numpy(), return_inverse=True)
         self.table_size = np.bincount(self.table, minlength=len(self.table_names))
+
+    def encoded(self, encoder) -> np.ndarray:
+        """The Train questions (question + answer) as unit vectors under ``encoder``."""
+        from mathir.pipelines.neural import _unit
+
+        if self._encoded is None or self._encoded[0] is not encoder:
+            self._encoded = encoder, _unit(encoder.encode(self.texts))
+        return self._encoded[1]
+
+    def neighbour_votes(self, sim: np.ndarray, qids: Sequence[str], k: int) -> np.ndarray:
+        """Facts voted for by each question's ``k`` most similar Train questions.
+
+        ``sim``: questions x Train questions. A fact gets the summed similarity of the
+        neighbours whose explanation uses it, divided by the question's best fact. A
+        Train question is not its own neighbour (leave-one-out).
+        """
+        sim = np.maximum(sim, 0.0)
+        for i, q in enumerate(qids):
+            j = self.row.get(str(q))
+            if j is not None:
+                sim[i, j] = 0.0
+        kk = min(k, sim.shape[1])
+        top = np.argsort(-sim, axis=1, kind="stable")[:, :kk]
+        w = np.zeros_like(sim)
+        np.put_along_axis(w, top, np.take_along_axis(sim, top, axis=1), axis=1)
+        votes = (sparse.csr_matrix(w) @ self.gold).toarray()
+        return votes / np.maximum(votes.max(axis=1, keepdims=True), 1e-12)
 
     def own_gold(self, qids: Sequence[str]) -> np.ndarray:
         """Rows of ``gold`` for questions that are Train questions, zeros for the others."""
@@ -141,7 +174,7 @@ class FactFeatures(pt.Transformer):
 
         self.index, self.stats = index, stats
         self.encoder = encoder
-        self.names = FEATURES + (("minilm",) if encoder is not None else ())
+        self.names = FEATURES + (SEMANTIC_FEATURES if encoder is not None else ())
         self._fact_vectors = None
         self.settings = settings or FeatureSettings()
         self.verbose = verbose
@@ -157,13 +190,15 @@ class FactFeatures(pt.Transformer):
         extra = f", encoder={self.encoder!r}" if self.encoder is not None else ""
         return f"FactFeatures(depth={self.settings.depth}{extra})"
 
-    def _semantic(self, texts: list[str]) -> np.ndarray:
-        """Cosines of ``texts`` with every fact under the encoder (facts encoded once)."""
+    def _semantic(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Cosines of ``texts`` with every fact and with every Train question under the
+        encoder (facts and Train questions encoded once)."""
         from mathir.pipelines.neural import _unit
 
         if self._fact_vectors is None:
             self._fact_vectors = _unit(self.encoder.encode(self.index.facts["text"].tolist()))
-        return _unit(self.encoder.encode(texts)) @ self._fact_vectors.T
+        queries = _unit(self.encoder.encode(texts))
+        return queries @ self._fact_vectors.T, queries @ self.stats.encoded(self.encoder).T
 
     def _lexical(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         counts = self.index.query_counts(texts)
@@ -194,19 +229,13 @@ class FactFeatures(pt.Transformer):
         f["tfidf_question"] = self._lexical(question.tolist())[0]
         f["lemma"] = self._lemma(both)
         f["lemma_answer"] = self._lemma(answer.tolist())
+        f["tfidf_wrong"] = self._lexical(wrong_options(topics))[0]
+        f["answer_margin"] = f["tfidf_answer"] - f["tfidf_wrong"]
         own = st.own_gold(topics["qid"].tolist())
+        qids = topics["qid"].tolist()
         sim = (self.tfidf.query_weights(self.index.query_counts(both)) @ st.vectors.T).toarray()
-        for i, q in enumerate(topics["qid"]):
-            j = st.row.get(str(q))
-            if j is not None:
-                sim[i, j] = 0.0  # leave-one-out
         for k in (10, 50):
-            kk = min(k, sim.shape[1])
-            top = np.argsort(-sim, axis=1, kind="stable")[:, :kk]
-            w = np.zeros_like(sim)
-            np.put_along_axis(w, top, np.take_along_axis(sim, top, axis=1), axis=1)
-            knn = (sparse.csr_matrix(w) @ st.gold).toarray()
-            f[f"knn{k}"] = knn / np.maximum(knn.max(axis=1, keepdims=True), 1e-12)
+            f[f"knn{k}"] = st.neighbour_votes(sim, qids, k)
         uses = st.uses[None, :] - own
         f["uses"] = np.log1p(uses)
         table_uses = np.stack([uses[:, st.table == t].sum(axis=1)
@@ -226,7 +255,9 @@ class FactFeatures(pt.Transformer):
         f["length"] = np.broadcast_to(self.lengths, base.shape)
         f["table"] = np.broadcast_to(st.table.astype(np.float64), base.shape)
         if self.encoder is not None:
-            f["minilm"] = self._semantic(both)
+            f["minilm"], neighbours = self._semantic(both)
+            for k in (10, 50):
+                f[f"knn_minilm{k}"] = st.neighbour_votes(neighbours, qids, k)
         f["_candidate"] = base
         return f
 
@@ -252,6 +283,24 @@ class FactFeatures(pt.Transformer):
                 "features": list(x.reshape(-1, len(self.names))),
             }))
         return pd.concat(frames, ignore_index=True)
+
+
+def wrong_options(topics: pd.DataFrame) -> list[str]:
+    """The text of each question's wrong options (empty without ``choices``/``answer_key``).
+
+    >>> t = pd.DataFrame({"choices": ["Which melts? (A) ice (B) rock"], "answer_key": ["A"]})
+    >>> wrong_options(t)
+    ['rock']
+    """
+    from mathir.topics.worldtree import split_options
+
+    if "choices" not in topics or "answer_key" not in topics:
+        return [""] * len(topics)
+    out = []
+    for choices, key in zip(topics["choices"], topics["answer_key"], strict=True):
+        options = split_options(str(choices))[1]
+        out.append(" ".join(text for k, text in options.items() if k != str(key)))
+    return out
 
 
 def _max_normalised(scores: np.ndarray) -> np.ndarray:

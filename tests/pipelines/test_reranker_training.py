@@ -4,7 +4,11 @@ import pandas as pd
 import pytest
 
 from mathir.errors import InputError
-from mathir.pipelines.reranker_training import pairs_from_qrels, train_cross_encoder
+from mathir.pipelines.reranker_training import (
+    listwise_groups,
+    pairs_from_qrels,
+    train_cross_encoder,
+)
 
 TOPICS = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["q1", "q2", "q3"]})
 TEXTS = {d: f"text {d}" for d in "abcdefg"}
@@ -30,6 +34,23 @@ def test_pairs_with_binary_relevance_and_no_first_stage():
     assert pairs[pairs.label == 0].docno.tolist() == ["d"]
 
 
+def test_listwise_groups_put_each_positive_first_with_its_query_negatives():
+    pairs = pd.DataFrame({"qid": ["1"] * 5 + ["2"] * 2 + ["3"],
+                          "query": ["q1"] * 5 + ["q2"] * 2 + ["q3"],
+                          "text": ["p1", "p2", "n1", "n2", "n3", "p3", "n4", "p4"],
+                          "label": [1, 1, 0, 0, 0, 1, 0, 1]})
+    groups = listwise_groups(pairs)
+    # 4 negatives for 4 positives: k = 1; query 3 has no negative and is left out.
+    assert [g[0] for g in groups] == [("q1", "p1"), ("q1", "p2"), ("q2", "p3")]
+    assert all(len(g) == 2 for g in groups)
+    assert all(text.startswith("n") and q == g[0][0] for g in groups for q, text in g[1:])
+    assert {g[1][1] for g in groups[:2]} <= {"n1", "n2", "n3"} and groups[0][1] != groups[1][1]
+    # Too few negatives for k = 3: a query's negatives are reused.
+    few = pairs[pairs["qid"] == "2"]
+    more = pd.concat([few, few.assign(qid="9", label=0)])  # 3 negatives, 1 positive
+    assert listwise_groups(more) == [[("q2", "p3")] + [("q2", "n4")] * 3]
+
+
 def test_training_needs_both_classes(tmp_path):
     pytest.importorskip("sentence_transformers")
     pairs = pd.DataFrame({"query": ["q"], "text": ["t"], "label": [1]})
@@ -37,6 +58,10 @@ def test_training_needs_both_classes(tmp_path):
         train_cross_encoder(pairs, tmp_path / "m")
     with pytest.raises(InputError, match="lack column"):
         train_cross_encoder(pairs.drop(columns=["label"]), tmp_path / "m")
+    with pytest.raises(InputError, match="lack column"):  # listwise groups by qid
+        train_cross_encoder(pairs.assign(label=[0]), tmp_path / "m", loss="listwise")
+    with pytest.raises(InputError, match="unknown loss"):
+        train_cross_encoder(pairs, tmp_path / "m", loss="pairwise")
 
 
 def test_smoke_training_one_step_saves_a_loadable_cross_encoder(tmp_path):
@@ -53,6 +78,25 @@ def test_smoke_training_one_step_saves_a_loadable_cross_encoder(tmp_path):
     assert manifest["base"].endswith("model")  # the packaged all-MiniLM-L6-v2
     scores = CrossEncoder(str(out)).predict([("prime", "2 is prime"), ("prime", "a cat")])
     assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+
+
+def test_listwise_training_learns_to_put_the_positive_first(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers import CrossEncoder
+
+    # One query, its positive and three negatives: a few listwise steps at a high
+    # learning rate must rank the positive first (the untrained head cannot be relied on).
+    pairs = pd.DataFrame({"qid": ["1"] * 4, "query": ["which gas do plants take in"] * 4,
+                          "text": ["plants take in carbon dioxide", "a rock is hard",
+                                   "the moon orbits the earth", "iron is a metal"],
+                          "label": [1, 0, 0, 0]})
+    out = train_cross_encoder(pairs.iloc[[0, 1, 2, 3] * 3].assign(label=[1, 0, 0, 0] * 3),
+                              tmp_path / "ce", batch_size=4, max_length=32, epochs=4,
+                              learning_rate=2e-4, warmup=0.0, loss="listwise", quiet=True)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["loss"] == "listwise" and manifest["groups"] == 3
+    scores = CrossEncoder(str(out)).predict(list(zip(pairs["query"], pairs["text"], strict=True)))
+    assert scores.argmax() == 0
 
 
 def test_bi_encoder_training_saves_a_loadable_model_and_checks_its_input(tmp_path):
