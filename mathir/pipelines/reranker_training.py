@@ -5,7 +5,8 @@ The trainer is generic over ``(query, text, label)`` pairs, so any task can use 
 positives are the judged-relevant documents, negatives the judged non-relevant ones
 plus the best-ranked unjudged-or-non-relevant documents of a first stage (BM25: *hard*
 negatives). :func:`train_cross_encoder` fine-tunes a sentence-transformers
-``CrossEncoder`` (one logit, binary cross-entropy), starting by default from the
+``CrossEncoder`` (one logit; binary cross-entropy, or a listwise softmax over a
+positive and its negatives), starting by default from the
 packaged all-MiniLM-L6-v2 weights (a new classification head is added), on the GPU
 when there is one.
 
