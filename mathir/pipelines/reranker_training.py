@@ -97,6 +97,18 @@ def _step(optimizer, schedule, loss, losses: list[float], bar) -> None:
     bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
 
 
+def _save_trained(model, out: str | Path, manifest: dict, losses: list[float],
+                  started: float) -> Path:
+    """Save a trained model and its manifest (plus the final loss and the training time)
+    to ``out``, which appears whole or not at all."""
+    out = Path(out)
+    with atomic_directory(out) as tmp:
+        model.save(str(tmp))
+        write_manifest(tmp, manifest | {"final_loss": losses[-1] if losses else None,
+                                        "seconds": round(time.perf_counter() - started, 1)})
+    return out
+
+
 def listwise_groups(pairs: pd.DataFrame, seed: int = 0) -> list[list[tuple[str, str]]]:
     """Each positive pair with ``k`` negative pairs of its query: ``[(query, text), ...]``,
     the positive first.
@@ -207,18 +219,12 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
                 _step(optimizer, schedule, value, losses, bar)
                 step += 1
     net.eval()
-    out = Path(out)
-    with atomic_directory(out) as tmp:
-        model.save(str(tmp))
-        write_manifest(tmp, {"kind": "mathir-cross-encoder", "base": base_path,
-                             "pairs": len(pairs), "positives": int((pairs["label"] > 0).sum()),
-                             "groups": len(data) if loss == "listwise" else None,
-                             "steps": step, "epochs": epochs, "batch_size": batch_size,
-                             "learning_rate": learning_rate, "warmup": warmup,
-                             "max_length": max_length, "loss": loss,
-                             "device": device, "final_loss": losses[-1] if losses else None,
-                             "seconds": round(time.perf_counter() - started, 1)})
-    return out
+    return _save_trained(model, out, {
+        "kind": "mathir-cross-encoder", "base": base_path, "pairs": len(pairs),
+        "positives": int((pairs["label"] > 0).sum()),
+        "groups": len(data) if loss == "listwise" else None, "steps": step, "epochs": epochs,
+        "batch_size": batch_size, "learning_rate": learning_rate, "warmup": warmup,
+        "max_length": max_length, "loss": loss, "device": device}, losses, started)
 
 
 def index_texts(index) -> Mapping[str, str]:
@@ -373,13 +379,8 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
             _step(optimizer, schedule, loss, losses, bar)
             step += 1
     model.eval()
-    out = Path(out)
-    with atomic_directory(out) as tmp:
-        model.save(str(tmp))
-        write_manifest(tmp, {"kind": "mathir-bi-encoder", "base": base_path,
-                             "positives": len(data), "steps": step, "epochs": epochs,
-                             "batch_size": batch_size, "learning_rate": learning_rate,
-                             "scale": scale, "max_length": max_length, "warmup": warmup,
-                             "device": device, "final_loss": losses[-1] if losses else None,
-                             "seconds": round(time.perf_counter() - started, 1)})
-    return out
+    return _save_trained(model, out, {
+        "kind": "mathir-bi-encoder", "base": base_path, "positives": len(data), "steps": step,
+        "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
+        "scale": scale, "max_length": max_length, "warmup": warmup, "device": device},
+        losses, started)
