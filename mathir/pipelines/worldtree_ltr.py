@@ -205,6 +205,9 @@ class FactFeatures(pt.Transformer):
         return (self.tfidf.score(self.tfidf.query_weights(counts)),
                 self.bm25.score(self.bm25.query_weights(counts)))
 
+    def _tfidf(self, texts: list[str]) -> np.ndarray:
+        return self.tfidf.score(self.tfidf.query_weights(self.index.query_counts(texts)))
+
     def _lemma(self, texts: list[str]) -> np.ndarray:
         return (self.lemma_vectorizer.transform(texts) @ self.lemma_facts.T).toarray()
 
@@ -225,14 +228,14 @@ class FactFeatures(pt.Transformer):
         both = (question + " " + answer).tolist()
         f: dict[str, np.ndarray] = {}
         f["tfidf"], f["bm25"] = self._lexical(both)
-        f["tfidf_answer"] = self._lexical(answer.tolist())[0]
-        f["tfidf_question"] = self._lexical(question.tolist())[0]
+        f["tfidf_answer"] = self._tfidf(answer.tolist())
+        f["tfidf_question"] = self._tfidf(question.tolist())
         f["lemma"] = self._lemma(both)
         f["lemma_answer"] = self._lemma(answer.tolist())
-        f["tfidf_wrong"] = self._lexical(wrong_options(topics))[0]
+        f["tfidf_wrong"] = self._tfidf(wrong_options(topics))
         f["answer_margin"] = f["tfidf_answer"] - f["tfidf_wrong"]
-        own = st.own_gold(topics["qid"].tolist())
         qids = topics["qid"].tolist()
+        own = st.own_gold(qids)
         sim = (self.tfidf.query_weights(self.index.query_counts(both)) @ st.vectors.T).toarray()
         for k in (10, 50):
             f[f"knn{k}"] = st.neighbour_votes(sim, qids, k)
