@@ -118,6 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--learning-rate", type=float, default=2e-5)
     sp.add_argument("--warmup", type=float, default=0.1,
                     help="fraction of steps with a rising learning rate (default: 0.1)")
+    sp.add_argument("--seed", type=int, default=0,
+                    help="seed of the negative sampling, the batches and the new weights "
+                    "(default: 0); another seed gives another model for an ensemble")
     sp.add_argument("--loss", choices=("pointwise", "listwise"), default="pointwise",
                     help="cross-encoder loss: pointwise (binary cross-entropy; default) or "
                     "listwise (softmax over a positive and its query's negatives)")
@@ -253,14 +256,16 @@ def _cmd_train_reranker(args) -> None:
     datasets = [task.data(args.data, label or None, args.collection) for label in labels]
     pairs = task_training_pairs(task, datasets, rel=args.rel, negatives_per_positive=args.negatives,
                                 first_stage=args.first_stage, max_pairs=args.max_pairs,
-                                negative_depth=args.negative_depth, quiet=args.quiet)
+                                negative_depth=args.negative_depth, seed=args.seed,
+                                quiet=args.quiet)
     print(f"{len(pairs)} pairs ({int(pairs['label'].sum())} positive) from "
           f"{pairs['qid'].nunique()} topics", file=sys.stderr)
     options = {} if args.kind == "bi-encoder" else {"loss": args.loss}
     train = train_bi_encoder if args.kind == "bi-encoder" else train_cross_encoder
     out = train(pairs, args.out, base=args.base, epochs=args.epochs, batch_size=args.batch_size,
                 learning_rate=args.learning_rate, max_length=args.max_length,
-                warmup=args.warmup, max_steps=args.max_steps, quiet=args.quiet, **options)
+                warmup=args.warmup, max_steps=args.max_steps, seed=args.seed, quiet=args.quiet,
+                **options)
     print(f"{out}: {args.kind} trained on {len(pairs)} pairs")
 
 

@@ -56,9 +56,10 @@ def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monk
     assert main(["train-reranker", "worldtree", "--split", "train", "--base", "cross-encoder",
                  "--loss", "listwise", "--out", "listwise", "--first-stage", "tfidf",
                  "--negative-depth", "20", "--negatives", "3", "--max-steps", "1",
-                 "--batch-size", "8", "--max-length", "48", "--quiet"]) == 0
+                 "--batch-size", "8", "--max-length", "48", "--seed", "3", "--quiet"]) == 0
     manifest = json.loads((tmp_path / "listwise" / "manifest.json").read_text())
     assert manifest["loss"] == "listwise" and manifest["base"].endswith("cross-encoder")
+    assert manifest["seed"] == 3
     assert main(["train-reranker", "worldtree", "--split", "train", "--kind", "bi-encoder",
                  "--loss", "listwise", "--out", "x", "--quiet"]) == 2
     assert "cross-encoder option" in capsys.readouterr().err

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -224,7 +224,7 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
         "positives": int((pairs["label"] > 0).sum()),
         "groups": len(data) if loss == "listwise" else None, "steps": step, "epochs": epochs,
         "batch_size": batch_size, "learning_rate": learning_rate, "warmup": warmup,
-        "max_length": max_length, "loss": loss, "device": device}, losses, started)
+        "max_length": max_length, "loss": loss, "seed": seed, "device": device}, losses, started)
 
 
 def index_texts(index) -> Mapping[str, str]:
@@ -291,6 +291,22 @@ def task_training_pairs(task, datasets, rel: int | None = None, negatives_per_po
     return pairs
 
 
+def false_negatives(qids: Sequence[str], texts: Sequence[str],
+                    gold: Mapping[str, set[str]]) -> list[list[bool]]:
+    """Which in-batch texts are gold for a row's query although they are not its target.
+
+    Row ``i`` is the query of ``qids[i]`` and its target is ``texts[i]``; every other
+    text of the batch is one of its negatives unless the query's ``gold`` set holds it
+    (a fact that many explanations share, the positive of another query or another
+    query's hard negative). Those cells are masked out of the in-batch softmax.
+
+    >>> false_negatives(["q1", "q2"], ["a", "a", "b"], {"q1": {"a"}, "q2": {"a", "b"}})
+    [[False, True, False], [True, False, True]]
+    """
+    return [[j != i and text in gold.get(qid, ()) for j, text in enumerate(texts)]
+            for i, qid in enumerate(qids)]
+
+
 def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | None = None,
                      epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5,
                      scale: float = 20.0, max_length: int = 128, warmup: float = 0.1,
@@ -302,7 +318,10 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
     (the other positives, and the negatives of the batch's queries: ``label`` 0 rows of
     the same ``qid``): softmax cross-entropy over ``scale`` x cosine, the loss of
     sentence-transformers' ``MultipleNegativesRankingLoss``. A batch never holds two
-    positives of one query, so no positive is used as another's negative. Starts from the
+    positives of one query, and a text that is a positive of a query (another query's
+    positive or hard negative that happens to be in its gold set too, such as a fact
+    many explanations share) is masked out of that query's negatives rather than pushed
+    away. Starts from the
     packaged all-MiniLM-L6-v2 by default (its mean pooling and normalisation kept);
     the saved directory loads with ``SentenceTransformer(out)`` and
     :func:`mathir.pipelines.neural.load_bi_encoder`. Returns ``out``.
@@ -335,6 +354,9 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     data = list(zip(pos["qid"].astype(str), pos["query"], pos["text"], strict=True))
+    gold: dict[str, set[str]] = {}
+    for qid, _, text in data:
+        gold.setdefault(qid, set()).add(text)
 
     def batches() -> list[list[tuple[str, str, str]]]:
         # Greedy packing: a query appears at most once per batch.
@@ -374,6 +396,9 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
             q_emb = embed([q for _, q, _ in batch])
             d_emb = embed(texts + hard)
             logits = scale * q_emb @ d_emb.T
+            false = torch.tensor(false_negatives([q for q, _, _ in batch], texts + hard, gold),
+                                 device=device)
+            logits = logits.masked_fill(false, float("-inf"))
             loss = torch.nn.functional.cross_entropy(
                 logits, torch.arange(len(batch), device=device))
             _step(optimizer, schedule, loss, losses, bar)
@@ -382,5 +407,5 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
     return _save_trained(model, out, {
         "kind": "mathir-bi-encoder", "base": base_path, "positives": len(data), "steps": step,
         "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
-        "scale": scale, "max_length": max_length, "warmup": warmup, "device": device},
-        losses, started)
+        "scale": scale, "max_length": max_length, "warmup": warmup, "seed": seed,
+        "masked_false_negatives": True, "device": device}, losses, started)

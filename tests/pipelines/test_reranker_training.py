@@ -119,3 +119,15 @@ def test_bi_encoder_training_saves_a_loadable_model_and_checks_its_input(tmp_pat
         train_bi_encoder(pairs.assign(label=0), tmp_path / "none")
     with pytest.raises(InputError, match="lack column"):
         train_bi_encoder(pairs.drop(columns=["qid"]), tmp_path / "none")
+
+
+def test_in_batch_texts_in_the_query_gold_set_are_not_negatives():
+    from mathir.pipelines.reranker_training import false_negatives
+
+    gold = {"q1": {"a shared fact", "only q1"}, "q2": {"a shared fact"}, "q3": {"other"}}
+    texts = ["a shared fact", "a shared fact", "other", "only q1"]  # 3 targets, 1 hard negative
+    mask = false_negatives(["q1", "q2", "q3"], texts, gold)
+    assert mask == [[False, True, False, True],   # q2's positive and the hard one are q1's gold
+                    [True, False, False, False],  # q1's positive is q2's gold too
+                    [False, False, False, False]]
+    assert not any(row[i] for i, row in enumerate(mask))  # a target is never masked

@@ -10,6 +10,7 @@ from mathir.pipelines.worldtree import ExplanationQuery
 from mathir.pipelines.worldtree_ltr import (
     FEATURES,
     SEMANTIC_FEATURES,
+    DenseCandidates,
     ExplanationStatistics,
     FactFeatures,
     FeatureSettings,
@@ -139,6 +140,39 @@ def test_score_fusion_adds_standardised_scores_over_the_head_only():
     fused = dict(zip(out["docno"], out["score"], strict=True))
     assert np.allclose([fused["a"], fused["b"], fused["c"]], z + 2.0 * -z)
     assert np.isnan(out.set_index("docno").loc["d", "score_second"])
+
+
+def test_score_fusion_reranks_marked_candidates_below_the_depth():
+    first = pd.DataFrame({"qid": ["1"] * 4, "query": ["q"] * 4, "docno": list("abcd"),
+                          "score": [4.0, 3.0, 2.0, 1.0], "rank": [0, 1, 2, 3],
+                          "text": list("abcd"), "candidate": [False, False, False, True]})
+    second = pt.apply.score(lambda row: {"a": 0.0, "b": 1.0, "c": 2.0, "d": 9.0}[row["docno"]])
+    out = ScoreFusion({"second": (second, 2.0)}, depth=2)(first)
+    # d (a candidate) joins the head a, b and wins there (z: a 0.87 - 2 x 0.88, b 0.22 -
+    # 2 x 0.68, d -1.09 + 2 x 1.22); c, not a candidate, stays beneath
+    assert out["docno"].tolist() == ["d", "a", "b", "c"]
+    assert "candidate" not in out.columns and out.set_index("docno")["score_second"]["d"] == 9.0
+
+
+def test_dense_candidates_add_the_encoder_nearest_facts(index):
+    pytest.importorskip("sentence_transformers")
+    from mathir.pipelines.neural import BiEncoderScorer, load_bi_encoder
+
+    texts = index.texts()
+    docnos = index.docnos()
+    scorer = BiEncoderScorer(load_bi_encoder())
+    target = docnos[7]
+    first = pd.DataFrame({"qid": ["1", "1", "2"], "query": [texts[target], texts[target], "x"],
+                          "docno": [docnos[0], docnos[1], docnos[2]], "score": [2.0, 1.0, 5.0],
+                          "rank": [0, 1, 0], "text": [texts[d] for d in docnos[:3]]})
+    out = DenseCandidates(index, scorer, k=1)(first)
+    one = out[out["qid"] == "1"].set_index("docno")
+    # the fact whose text is the query is its nearest: appended with the lowest score
+    assert one.loc[target, "candidate"] and one.loc[target, "score"] == 1.0
+    assert one.loc[target, "rank"] == 2 and one.loc[target, "text"] == texts[target]
+    assert one.loc[target, "query"] == texts[target]
+    assert not one.loc[docnos[0], "candidate"] and out.groupby("qid").size()["1"] == 3
+    assert out["candidate"].sum() == 2 and texts[target] in scorer._cache  # encoded once
 
 
 def test_neural_pipelines_name_the_missing_model(index, monkeypatch):
