@@ -224,6 +224,12 @@ class BiEncoderScorer(pt.Transformer):
     def __repr__(self) -> str:
         return f"BiEncoderScorer({self.encoder!r})"
 
+    def remember(self, texts: list[str], vectors: np.ndarray) -> None:
+        """Cache unit ``vectors`` already computed for ``texts`` by this scorer's encoder
+        (e.g. a whole collection encoded for a nearest-neighbour search)."""
+        if len(texts) <= self.cache_size - len(self._cache):
+            self._cache.update(zip(texts, vectors, strict=True))
+
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty:
             return res.assign(score=pd.Series(dtype=float))

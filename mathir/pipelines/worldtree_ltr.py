@@ -33,8 +33,9 @@ so the ranker can be trained on Train features that look like Dev and Test featu
 :func:`train_ranker` fits LightGBM's LambdaMART on Train (written by hand around
 ``lightgbm.train`` rather than ``pt.ltr.apply_learned_model`` because that wrapper needs
 a validation split and we keep Dev for choosing the number of rounds);
-:class:`LearnedRanker` applies it. :class:`ScoreFusion` adds a reranker's score (a
-cross-encoder's) to the learned score with a weight chosen on Dev.
+:class:`LearnedRanker` applies it. :class:`ScoreFusion` adds rerankers' scores (a
+bi-encoder's, a cross-encoder's) to the learned score with weights chosen on Dev, over the
+learned ranker's top facts and the bi-encoder's own nearest facts (:class:`DenseCandidates`).
 """
 
 from __future__ import annotations
@@ -423,8 +424,7 @@ class DenseCandidates(pt.Transformer):
             texts = [self._texts[d] for d in self._docnos]
             st = self.scorer.encoder.st
             self._facts = _unit(st.encode_docs(texts, batch_size=self.scorer.batch_size))
-            if len(texts) <= self.scorer.cache_size:
-                self.scorer._cache.update(zip(texts, self._facts, strict=True))
+            self.scorer.remember(texts, self._facts)
         return self._facts
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
