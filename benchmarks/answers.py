@@ -2,7 +2,12 @@
 
 Inputs are generated (no data files): responses ending with ``The answer is: N`` or a
 last number, LaTeX pairs that need SymPy, and one pathological pair whose
-simplification does not finish, which the per-check time limit must cut off.
+simplification does not finish, which the per-check time limit must cut off. Then the
+hostile inputs (``hostile``: wall and CPU seconds of each, and its verdict): a
+10,000-digit answer, a 50 MB response, 200,000 ``\\boxed{``, JSON nested 100,000 deep,
+nested LaTeX commands, and texts just under the length cap built to be slow (each took
+seconds to forever before linear-time extraction; CPU seconds are comparable on a
+shared machine, wall seconds are not).
 
     python benchmarks/answers.py --json
 """
@@ -12,9 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from mathir.answers import SymbolicChecker, check_answer, latex_check
+from mathir.answers.checking import MAX_CHARS, read_answer_records
+from mathir.answers.extraction import extract_answer
+from mathir.errors import InputError
 
 
 def simple_cases(n: int, seed: int = 0) -> list[tuple[str, str]]:
@@ -31,6 +43,55 @@ def simple_cases(n: int, seed: int = 0) -> list[tuple[str, str]]:
 SYMBOLIC = [("7x^2 - 63", "7(x - 3)(x + 3)"), ("2\\sqrt{3}", "\\sqrt{12}"),
             ("\\frac{x^2-1}{x-1}", "x+1"), ("\\sqrt{169}", "13"), ("\\frac{3}{7}", "0.428571"),
             ("(a+b)^2", "a^2+2ab+b^2"), ("\\sin^2 x + \\cos^2 x", "1"), ("x+1", "x+2")]
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads) and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _verdict(j) -> str:
+    return f"skipped: {j.skipped}" if j.skipped else f"correct={j.correct}"
+
+
+def _deep_json(n: int) -> str:
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        f.write('{"response": ' + "[" * n + "]" * n + ', "gold": "1"}\n')
+    try:
+        list(read_answer_records(f.name))
+        return "read"
+    except InputError as e:
+        return f"InputError: {e.message}"
+    finally:
+        Path(f.name).unlink()
+
+
+def hostile_cases() -> dict[str, Callable[[], str]]:
+    """Name -> a check on hostile input returning its verdict (inputs built beforehand)."""
+    digits = "9" * 10_000
+    huge = "1" * (50 * 2**20)
+    boxes = "\\boxed{" * 200_000
+    nested = "\\boxed{" * 100_000 + "1" + "}" * 100_000
+    cap = MAX_CHARS - 10
+    chain = ("1" + ",234" * (cap // 4))[:cap - 1] + ","
+    run = "1" * cap
+    ors = " or ".join(map(str, range(cap // 10)))  # 100,000 solutions, 1 MB
+    decimals = [f"{i}.5" for i in range(50_000)]  # reversed: each is found far down the list
+    return {
+        "digits_10k": lambda: _verdict(check_answer(f"The answer is {digits}", digits)),
+        "response_50mb": lambda: _verdict(check_answer(huge, "1")),
+        "boxed_200k": lambda: _verdict(check_answer(boxes, "1")),
+        "boxed_200k_extract": lambda: repr(extract_answer(boxes))[:20],
+        "json_depth_100k": lambda: _deep_json(100_000),
+        "latex_nested_100k": lambda: _verdict(check_answer(nested, "1", check="latex")),
+        "cap_digit_run": lambda: _verdict(check_answer(run, run)),
+        "cap_comma_chain": lambda: _verdict(check_answer(chain, chain)),
+        "cap_dolphin_or": lambda: _verdict(check_answer("The answer is: " + ors, ors, check="dolphin")),
+        "decimals_50k": lambda: _verdict(check_answer("The answer is " + " ".join(decimals),
+                                                      " ".join(reversed(decimals)))),
+    }
 
 
 def main() -> None:
@@ -66,11 +127,24 @@ def main() -> None:
         "worst_case_result": worst, "timeouts": timeouts,
         "worst_case_bounded": worst_s <= args.timeout + 0.5,
     }
+    hostile = {}
+    for name, run in hostile_cases().items():
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        verdict = run()
+        hostile[name] = {"wall_s": round(time.perf_counter() - t0, 3),
+                         "cpu_s": round(cpu_seconds() - c0, 3), "verdict": verdict}
+    result["hostile"] = hostile
+    result["hostile_worst_cpu_s"] = max(h["cpu_s"] for h in hostile.values())
     if args.json:
         print(json.dumps(result))
     else:
         for k, v in result.items():
-            print(f"{k:24s} {v}")
+            if k == "hostile":
+                for name, h in v.items():
+                    print(f"  {name:22s} {h['wall_s']:7.3f} s wall {h['cpu_s']:7.3f} s CPU  "
+                          f"{h['verdict']}")
+            else:
+                print(f"{k:24s} {v}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,32 @@
 """`mathir train-reranker` and the bm25>>crossencoder pipeline from the command line."""
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mathir.cli import main
 
 pytest.importorskip("sentence_transformers")
+
+
+def _encoder_weights(model_dir: str | Path) -> dict[str, np.ndarray]:
+    """The transformer weights of a saved model, keyed without the ``bert.`` prefix a
+    cross-encoder's classification model puts on them (its head left out)."""
+    from safetensors.numpy import load_file
+
+    weights = load_file(str(Path(model_dir) / "model.safetensors"))
+    return {k.removeprefix("bert."): v for k, v in weights.items()
+            if not k.startswith("classifier.") and not k.endswith("position_ids")}
+
+
+def moved_from(model_dir: str | Path, base_dir: str | Path) -> int:
+    """How many of the base model's weight tensors training changed (the saved model must
+    hold every one of them)."""
+    new, base = _encoder_weights(model_dir), _encoder_weights(base_dir)
+    assert set(base) <= set(new)
+    return sum(not np.array_equal(new[k], base[k]) for k in base)
 
 
 def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
@@ -17,12 +37,27 @@ def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
                  "--batch-size", "2", "--max-length", "32", "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert "cross-encoder trained on" in out and "positive) from" in err
-    assert json.loads((tmp_path / "ce" / "manifest.json").read_text())["steps"] == 1
+    manifest = json.loads((tmp_path / "ce" / "manifest.json").read_text())
+    assert manifest["steps"] == 1
+    # The one step changed the transformer's weights (most of them: AdamW moves every
+    # weight with a gradient by about the learning rate).
+    assert moved_from(tmp_path / "ce", manifest["base"]) > 90
     assert main(["experiment", "arqmath-task1", "--pipelines", "bm25,bm25>>crossencoder",
                  "--cross-encoder", "ce", "--format", "json", "--quiet"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert set(table) == {"bm25", "bm25>>crossencoder"}
-    assert 0 <= table["bm25>>crossencoder"]["nDCG'"] <= 1
+    # The reranker reorders BM25's top 100 with the cross-encoder's scores, probabilities
+    # (BM25's scores are not).
+    from mathir.runs.arqmath import read_run
+
+    runs = {n: read_run(next((tmp_path / "runs" / "arqmath-task1").glob(f"*/{n}.tsv")))
+            for n in table}
+    top = runs["bm25"].sort_values(["qid", "rank"], kind="stable").groupby("qid").head(100)
+    reranked = runs["bm25>>crossencoder"]
+    assert set(zip(reranked["qid"], reranked["docno"], strict=True)) == set(
+        zip(top["qid"], top["docno"], strict=True))
+    assert runs["bm25"]["score"].max() > 1
+    assert runs["bm25>>crossencoder"]["score"].between(0, 1, inclusive="neither").all()
 
 
 def test_crossencoder_pipeline_without_model_is_a_user_error(tmp_path, monkeypatch, capsys):
@@ -52,6 +87,7 @@ def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monk
         assert f"{kind} trained on" in capsys.readouterr().out
         manifest = json.loads((tmp_path / kind / "manifest.json").read_text())
         assert manifest["steps"] == 2 and manifest["learning_rate"] == 1e-5
+        assert moved_from(tmp_path / kind, manifest["base"]) > 90
     # The cross-encoder trained further, listwise, from the first one (the README's recipe).
     assert main(["train-reranker", "worldtree", "--split", "train", "--base", "cross-encoder",
                  "--loss", "listwise", "--out", "listwise", "--first-stage", "tfidf",
@@ -60,6 +96,7 @@ def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monk
     manifest = json.loads((tmp_path / "listwise" / "manifest.json").read_text())
     assert manifest["loss"] == "listwise" and manifest["base"].endswith("cross-encoder")
     assert manifest["seed"] == 3
+    assert moved_from(tmp_path / "listwise", tmp_path / "cross-encoder") > 90
     assert main(["train-reranker", "worldtree", "--split", "train", "--kind", "bi-encoder",
                  "--loss", "listwise", "--out", "x", "--quiet"]) == 2
     assert "cross-encoder option" in capsys.readouterr().err
@@ -69,4 +106,7 @@ def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monk
                  "--format", "json", "--quiet"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert set(table) == {"ltr", "ltr-dense", "ltr-crossencoder", "ltr-dense-crossencoder"}
-    assert all(0 < row["MAP"] <= 1 for row in table.values())
+    # Each fusion with a trained model ranks otherwise than ltr alone (constant or ignored
+    # model scores would leave ltr's ranking, and its MAP, unchanged).
+    for name in ("ltr-dense", "ltr-crossencoder", "ltr-dense-crossencoder"):
+        assert abs(table[name]["MAP"] - table["ltr"]["MAP"]) > 0.01, (name, table)

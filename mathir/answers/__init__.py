@@ -5,14 +5,23 @@
 True
 """
 
-from mathir.answers.checking import Judgment, check_answer, check_records, read_answer_records
-from mathir.answers.dolphin import dolphin_check, parse_gold
-from mathir.answers.extraction import ANSWER_PATTERNS, extract_answer
-from mathir.answers.latex import SymbolicChecker, latex_check, normalize_latex
-from mathir.answers.numeric import numbers_equal, read_numbers, simple_check
+from mathir.lazy_exports import attach
 
-__all__ = [
-    "ANSWER_PATTERNS", "Judgment", "SymbolicChecker", "check_answer", "check_records",
-    "dolphin_check", "extract_answer", "latex_check", "normalize_latex", "numbers_equal",
-    "parse_gold", "read_answer_records", "read_numbers", "simple_check",
-]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "Judgment": "mathir.answers.checking",
+    "check_answer": "mathir.answers.checking",
+    "check_records": "mathir.answers.checking",
+    "read_answer_records": "mathir.answers.checking",
+    "dolphin_check": "mathir.answers.dolphin",
+    "parse_gold": "mathir.answers.dolphin",
+    "ANSWER_PATTERNS": "mathir.answers.extraction",
+    "extract_answer": "mathir.answers.extraction",
+    "SymbolicChecker": "mathir.answers.latex",
+    "latex_check": "mathir.answers.latex",
+    "normalize_latex": "mathir.answers.latex",
+    "numbers_equal": "mathir.answers.numeric",
+    "read_numbers": "mathir.answers.numeric",
+    "simple_check": "mathir.answers.numeric",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

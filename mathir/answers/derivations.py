@@ -19,16 +19,44 @@ from functools import lru_cache
 
 import numpy as np
 
-from mathir.answers.templates import Template
+from mathir.answers.templates import Template, TemplateError
 from mathir.indexing.word_problems import TextNumber, WordProblem, textual_numbers
 
 ROUNDS = 10
 
 
 @lru_cache(maxsize=4096)
-def template(equations: tuple[str, ...]) -> Template:
-    """The compiled :class:`Template` of ``equations`` (cached)."""
+def _template(equations: tuple[str, ...]) -> Template:
     return Template(equations)
+
+
+def template(equations: tuple[str, ...]) -> Template:
+    """The compiled :class:`Template` of ``equations`` (cached).
+
+    A template outside the template grammar raises :class:`TemplateError`.
+
+    >>> template(("m + n = a",)).slots
+    ('a',)
+    """
+    try:
+        hash(equations)
+    except TypeError:  # e.g. a list inside the tuple (from JSON): not a list of strings
+        raise TemplateError("a template is a list of equation strings") from None
+    return _template(equations)
+
+
+def problem_template(problem: WordProblem) -> Template:
+    """The template of ``problem``; a TemplateError names the problem.
+
+    >>> p = WordProblem("7", "x", (), (), ("m = a.b",))
+    >>> problem_template(p)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    TemplateError: problem 7: template equation 1 'm = a.b': character '.' at position 5 ...
+    """
+    try:
+        return template(tuple(problem.template))
+    except TemplateError as e:
+        raise TemplateError(f"problem {problem.id}: {e.message}") from None
 
 
 @dataclass(frozen=True)
@@ -50,7 +78,7 @@ class Derivation:
 
 def gold_derivation(problem: WordProblem) -> Derivation:
     """The annotated derivation of ``problem``."""
-    return Derivation(template(problem.template), dict(problem.alignment))
+    return Derivation(problem_template(problem), dict(problem.alignment))
 
 
 def _same_solutions(s1: np.ndarray, s2: np.ndarray, rel: float = 1e-6) -> np.ndarray:
@@ -173,7 +201,7 @@ def reference_derivation(problem: WordProblem) -> Derivation | None:
         hit = next((n for n in numbers if abs(n.value - q.value) <= 1e-4 * max(1, abs(q.value))),
                    None)
         alignment[c] = hit or q
-    return Derivation(template(problem.template), alignment)
+    return Derivation(problem_template(problem), alignment)
 
 
 def reconcile_templates(templates: Iterable[tuple[str, ...]], rounds: int = ROUNDS,

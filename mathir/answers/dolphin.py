@@ -18,6 +18,9 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 NO_RESULT = "ans_no_result"
 _NAME = re.compile(r"^[a-z]\w*\s*=\s*", re.I)
 _FRACTION = re.compile(r"^-?\d+\s*/\s*\d+$")
+# (?<!\s): inside a run of spaces a match would continue as one from the run's start,
+# tried before; without it a long run of spaces took quadratic time.
+_OR = re.compile(r"(?<!\s)\s+or\s+")
 
 
 def _value(token: str):
@@ -42,6 +45,10 @@ def _value(token: str):
         return ("decimal", d.normalize())
 
 
+def _sorted_reprs(values: tuple) -> tuple[str, ...]:
+    return tuple(sorted(map(repr, values)))
+
+
 @dataclass(frozen=True)
 class Solution:
     """The values of one solution, in order unless ``unordered``."""
@@ -53,13 +60,13 @@ class Solution:
         if len(values) != len(self.values):
             return False
         if self.unordered:
-            return sorted(map(repr, values)) == sorted(map(repr, self.values))
+            return _sorted_reprs(values) == _sorted_reprs(self.values)
         return values == self.values
 
 
 def _solutions(form: str, gold: bool) -> list[Solution]:
     out = []
-    for part in re.split(r"\s+or\s+", form.strip()):
+    for part in _OR.split(form.strip()):
         part = part.strip()
         unordered = gold and part.startswith("{") and part.endswith("}")
         if unordered:
@@ -98,9 +105,21 @@ def dolphin_check(output: str, gold: str) -> bool:
         return output == gold
     if not output:
         return False
+    # Set look-ups instead of comparing every solution with every other (quadratic on
+    # thousands of " or "): an ordered gold solution matches the values equal to its
+    # own (hash-equal: tuples of str, int and Decimal), an unordered one those with the
+    # same sorted reprs -- the two cases of Solution.matches. (Equal is not same repr:
+    # 0 and -0.)
     predicted = [s.values for s in _solutions(output, gold=False)]
+    by_reprs: dict[tuple[str, ...], set[tuple]] = {}
+    for v in predicted:
+        by_reprs.setdefault(_sorted_reprs(v), set()).add(v)
+    values = set(predicted)
     for form in parse_gold(gold):
-        if (all(any(s.matches(v) for s in form) for v in predicted)
-                and all(any(s.matches(v) for v in predicted) for s in form)):
+        ordered = {s.values for s in form if not s.unordered}
+        unordered = {_sorted_reprs(s.values) for s in form if s.unordered}
+        if (all(r in unordered or all(v in ordered for v in vs) for r, vs in by_reprs.items())
+                and all((_sorted_reprs(s.values) in by_reprs) if s.unordered
+                        else s.values in values for s in form)):
             return True
     return False

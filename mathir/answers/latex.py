@@ -1,7 +1,8 @@
 """The LaTeX answer check: literal, then numbers, then symbolic equivalence (SymPy).
 
 LaTeX is parsed with ``latex2sympy2_extended`` (the parser math-verify uses), falling
-back to SymPy's ``parse_expr``. Symbolic work (parsing, ``simplify``) can take
+back to :mod:`mathir.answers.safe_math` for plain text (no ``eval``: a model's answer is
+never run as code). Symbolic work (parsing, ``simplify``) can take
 unbounded time, so it runs in a worker process that is killed when a check exceeds
 its time limit: unlike a signal alarm this works from any thread, and the worst case
 of a check is bounded by the limit. Literal and numeric steps run in-process.
@@ -21,20 +22,26 @@ from __future__ import annotations
 import atexit
 import json
 import math
+import os
+import queue
 import re
 import select
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
-from mathir.answers.numeric import UnreadableNumber, _cast, numbers_equal, read_numbers
+from mathir.answers.extraction import brace_partners
+from mathir.answers.numeric import UnreadableNumber, numbers_equal, read_number, read_numbers
 
 LATEX_MODES = ("aggressive", "conservative")
 DEFAULT_TIMEOUT = 5.0
 
 _DELETE = ("\\$", "$", "\\%", "%", "^{\\circ}", "^\\circ", "°", "{,}")
+_WRAPPER_NAMES = ("boxed", "box", "mbox", "text")
 _WRAPPER = re.compile(r"\\(?:boxed|box|mbox|text)\s*\{")
+_BRACE = re.compile(r"[{}]")
 _NOT_SIMPLE = set("()[]{}\\<>,xyz")
 _WORKER = Path(__file__).with_name("sympy_worker.py")
 # Load the worker file by path (not as a script: its folder must not shadow modules).
@@ -42,8 +49,8 @@ _WORKER_CODE = ("import importlib.util as u, sys; s = u.spec_from_file_location(
                 "m = u.module_from_spec(s); s.loader.exec_module(m); m.main()")
 
 
-def _unwrap(s: str) -> str:
-    """Replace ``\\boxed{X}``, ``\\box{X}``, ``\\mbox{X}``, ``\\text{X}`` by ``X``."""
+def _unwrap_reference(s: str) -> str:
+    """:func:`_unwrap` as first written: quadratic, kept as the oracle of the tests."""
     while True:
         m = _WRAPPER.search(s)
         if not m:
@@ -55,6 +62,61 @@ def _unwrap(s: str) -> str:
         if depth:  # unbalanced: drop the command, keep the rest
             return s[:m.start()] + s[m.end():]
         s = s[:m.start()] + s[m.end():i - 1] + s[i:]
+
+
+def _wrapper_before(out: list[str]) -> int | None:
+    """Where ``out`` (ending with ``{``) starts a wrapper command, if it ends with one."""
+    j = len(out) - 1
+    while j and out[j - 1].isspace():  # \s of the pattern (the same characters)
+        j -= 1
+    for name in _WRAPPER_NAMES:
+        a = j - len(name) - 1
+        if a >= 0 and out[a] == "\\" and "".join(out[a + 1:j]) == name:
+            return a
+    return None
+
+
+def _unwrap(s: str) -> str:
+    """Replace ``\\boxed{X}``, ``\\box{X}``, ``\\mbox{X}``, ``\\text{X}`` by ``X``.
+
+    The leftmost command first, again and again (a command can form where another was
+    removed: ``\\te\\text{}xt{5}`` gives ``5``); at the first one without a closing
+    brace, drop the command and stop. One pass, linear time: removing a command and its
+    closing brace leaves every other brace with the partner it had, so the partners are
+    found once, and the text is built left to right (re-searching from the start took
+    quadratic time on nested commands); ``_unwrap_reference`` is the plain rule, and
+    ``tests/answers/test_latex.py`` checks both agree on random text.
+    """
+    if "{" not in s:
+        return s
+    partners = brace_partners(s)
+    out: list[str] = []  # the text so far, one character an item (cheap to cut)
+    dropped: set[int] = set()  # closing braces of the commands removed
+    pos = 0
+    for m in _BRACE.finditer(s):
+        i = m.start()
+        out.extend(s[pos:i])
+        pos = i + 1
+        if s[i] == "}":
+            if i not in dropped:
+                out.append("}")
+            continue
+        out.append("{")
+        a = _wrapper_before(out)
+        if a is None:
+            continue
+        del out[a:]
+        close = partners.get(i)
+        if close is None:  # unbalanced: drop the command, keep the rest
+            rest = sorted(d for d in dropped if d > i)
+            pieces, k = [], i + 1
+            for d in rest:
+                pieces.append(s[k:d])
+                k = d + 1
+            return "".join(out) + "".join(pieces) + s[k:]
+        dropped.add(close)
+    out.extend(s[pos:])
+    return "".join(out)
 
 
 def normalize_latex(s: str) -> str:
@@ -119,7 +181,7 @@ def _decide(reply: dict) -> bool:
         return True
     values = reply.get("values")
     if values:  # README: numeric values compare with the 1e-3 relative tolerance
-        return numbers_equal(_cast(repr(values[0])), _cast(repr(values[1])))
+        return numbers_equal(read_number(repr(values[0])), read_number(repr(values[1])))
     return False
 
 
@@ -136,12 +198,57 @@ def symbolic_equal(a: str, b: str) -> bool:
     return _decide(compare(a, b))
 
 
+_SPAWN_REQUESTS: queue.SimpleQueue | None = None
+_SPAWN_LOCK = threading.Lock()
+
+
+def _spawner(requests: queue.SimpleQueue) -> None:
+    while True:
+        done, args = requests.get()
+        try:
+            done.set_result(subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             text=True, encoding="utf-8"))
+        except BaseException as e:  # noqa: BLE001 - handed to the thread that asked
+            done.set_exception(e)
+
+
+def _spawn(args: list[str]) -> subprocess.Popen:
+    """Start a worker process from one thread that lives as long as this process.
+
+    The worker asks Linux to kill it when its parent dies (``PR_SET_PDEATHSIG``, in
+    ``sympy_worker.main``), so that a killed ``mathir answers`` leaves no SymPy process
+    spinning; but Linux takes the *thread* that started a process for its parent, and a
+    worker started from a short-lived thread would die with that thread, in the middle
+    of another thread's check.
+    """
+    global _SPAWN_REQUESTS
+    with _SPAWN_LOCK:
+        if _SPAWN_REQUESTS is None:
+            _SPAWN_REQUESTS = queue.SimpleQueue()
+            threading.Thread(target=_spawner, args=(_SPAWN_REQUESTS,), daemon=True,
+                             name="mathir-sympy-spawner").start()
+        requests = _SPAWN_REQUESTS
+    done: Future = Future()
+    requests.put((done, args))
+    return done.result()
+
+
+def _forget_spawner() -> None:  # a forked child has no spawner thread: start its own
+    global _SPAWN_REQUESTS, _SPAWN_LOCK
+    _SPAWN_REQUESTS, _SPAWN_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_spawner)
+
+
 class SymbolicChecker:
     """Symbolic comparisons in a worker process, each with a hard time limit.
 
     Thread-safe: checks from several threads take turns on the worker. A check that
     exceeds ``timeout`` seconds returns False and the worker is killed (a new one
-    starts on the next check), so no runaway ``simplify`` keeps a CPU busy.
+    starts on the next check), so no runaway ``simplify`` keeps a CPU busy. The worker
+    also dies with this process, even one killed by SIGKILL (see :func:`_spawn`).
 
     >>> with SymbolicChecker(timeout=30) as checker:
     ...     checker.equivalent("\\\\sqrt{169}", "13")
@@ -162,9 +269,9 @@ class SymbolicChecker:
         return self._proc.stdout.readline() if ready else None
 
     def _start(self) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-u", "-c", _WORKER_CODE, str(_WORKER)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      text=True, encoding="utf-8")
+        # argv[2]: this process, which the worker watches so as to die with it
+        self._proc = _spawn([sys.executable, "-u", "-c", _WORKER_CODE, str(_WORKER),
+                             str(os.getpid())])
         if self._readline(120) != '"ready"\n':
             self._kill()
             raise RuntimeError("the SymPy worker process did not start")
@@ -190,6 +297,9 @@ class SymbolicChecker:
             except OSError:
                 self._kill()
                 return False
+            except BaseException:  # Ctrl-C, SIGTERM as an exception: the reply may still
+                self._kill()       # come, and would be read as the next check's answer
+                raise
             if not line:
                 self.timeouts += line is None
                 self._kill()
@@ -253,7 +363,7 @@ def latex_check(answer: str | None, gold: str, mode: str = "aggressive",
     a, g = _drop_equation(a), _drop_equation(g)
     fa, fg = _float(a), _float(g)
     if fa is not None and fg is not None:
-        return numbers_equal(_cast(a), _cast(g))
+        return numbers_equal(read_number(a), read_number(g))
     if not a or not g:
         return False
     return (checker or default_checker()).equivalent(a, g, timeout)

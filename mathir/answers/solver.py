@@ -26,10 +26,12 @@ import numpy as np
 from mathir.answers.derivations import (
     Derivation,
     alignments_equivalent,
+    problem_template,
     reconcile_templates,
     template,
     template_equivalences,
 )
+from mathir.answers.templates import TemplateError
 from mathir.indexing.word_problems import TextNumber, WordProblem, sentences, textual_numbers
 
 WINDOW = 3
@@ -139,6 +141,11 @@ class TemplateSolver:
     def __init__(self, problems: Sequence[WordProblem], per_slot: int = PER_SLOT,
                  weights: dict[str, float] | None = None):
         self.problems = {p.id: p for p in problems if p.template and p.alignment}
+        for p in self.problems.values():  # TemplateError (an InputError) naming the problem
+            missing = set(problem_template(p).slots) - set(p.alignment)
+            if missing:
+                raise TemplateError(f"problem {p.id}: template slot(s) {sorted(missing)} "
+                                    "have no alignment")
         self.per_slot = per_slot
         self.weights = {"retrieval": 1.0, "context": 1.0, "integer": 1.0, "negative": 2.0,
                         "unused": 0.6, "support": 4.0, **(weights or {})}

@@ -9,22 +9,55 @@ Starting it as a separate program (rather than through multiprocessing) keeps th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
+from pathlib import Path
+
+
+def _load_safe_math():
+    """mathir/answers/safe_math.py: the package's module when this one is imported as
+    mathir.answers.sympy_worker, else (in the worker process) the sibling file loaded
+    by path, as this one is: importing mathir there would be slow."""
+    if __package__:
+        return importlib.import_module(f"{__package__}.safe_math")
+    module = sys.modules.get("_mathir_worker_safe_math")
+    if module is None:
+        name = "_mathir_worker_safe_math"
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("safe_math.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+safe_math = _load_safe_math()
 
 
 def parse(s: str):
-    """SymPy expression of ``s``: LaTeX via latex2sympy2_extended, else parse_expr."""
+    """SymPy expression of ``s``: LaTeX via latex2sympy2_extended, else the plain-text
+    parser of :mod:`safe_math` (which evaluates nothing); None when neither reads it.
+
+    latex2sympy2_extended parses with an ANTLR grammar and builds SymPy objects; the one
+    place it hands text to SymPy's evaluating parser is ``sympy.Number(token)`` for
+    number tokens, which its lexer restricts to digits, ``,``, ``.`` and an exponent
+    (``tests/robustness/test_sandbox_escapes.py`` records every string SymPy evaluates
+    while it parses hostile input). We pass no ``variable_values`` (those it would
+    ``parse_expr``). SymPy's ``parse_expr``, the old fallback, ran its input as Python.
+
+    >>> parse("x^{2}"), parse("2*x**2"), parse('__import__("os")') is None
+    (x**2, 2*x**2, True)
+    """
     from latex2sympy2_extended import latex2sympy
-    from sympy.parsing.sympy_parser import parse_expr
 
     try:
         return latex2sympy(s)
     except Exception:  # noqa: BLE001 - any parser failure means "try the next parser"
         pass
     try:
-        return parse_expr(s)
-    except Exception:  # noqa: BLE001
+        return safe_math.parse_expression(s)
+    except Exception:  # noqa: BLE001 - ExpressionError, or SymPy failing on odd input
         return None
 
 
@@ -54,7 +87,47 @@ def compare(a: str, b: str) -> dict:
     return {"equal": False, "values": None}
 
 
+def _die_with(parent: int) -> None:  # pragma: no cover - runs in the worker process
+    """Exit when process ``parent`` does, however it ends (SIGKILL included)."""
+    import ctypes
+    import os
+    import signal
+    import threading
+    import time
+
+    try:  # Linux: the kernel kills us when the parent (thread) ends; 1 = PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError, TypeError):
+        pass  # no prctl (macOS): the watchdog below does it
+    started_by = os.getppid()  # parent itself, unless a launcher stands between
+
+    def gone() -> bool:
+        if os.getppid() != started_by:  # orphaned: adopted by init or a subreaper
+            return True
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass
+        return False
+
+    if gone():  # it died before we asked
+        os._exit(1)
+
+    def watchdog() -> None:  # also where the kernel's signal is missing
+        while not gone():
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+
+
 def main() -> None:  # pragma: no cover - runs in the worker process
+    import os
+
+    # argv: [-c, this file, the pid of the process that started us (SymbolicChecker)]
+    _die_with(int(sys.argv[2]) if len(sys.argv) > 2 else os.getppid())
     import latex2sympy2_extended  # noqa: F401  (import before reporting ready)
     import sympy  # noqa: F401
 

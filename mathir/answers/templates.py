@@ -1,10 +1,15 @@
 """Equation templates: coefficient slots (``a, b, c, ...``) and unknowns (``m, n, o``).
 
-A :class:`Template` is parsed once with SymPy and compiled (``lambdify``) to a
-function from slot values to the linear system ``A x = b``, so that thousands of
-coefficient assignments are solved at once with NumPy (the "Solve" routine of
-Upadhyay & Chang 2017, who use Gaussian elimination). Templates that are not linear
-in their unknowns fall back to SymPy's ``solve``.
+A :class:`Template` is parsed when it is made, by :mod:`mathir.answers.safe_math`
+(never by SymPy's ``sympify``, which evaluates its input as Python: a template comes
+from a dataset or a run file), and compiled (``lambdify``) to a function from slot
+values to the linear system ``A x = b``, so that thousands of coefficient
+assignments are solved at once with NumPy (the "Solve" routine of Upadhyay & Chang
+2017, who use Gaussian elimination). Templates that are not linear in their
+unknowns fall back to SymPy's ``solve``.
+
+A template's names are ``[A-Za-z][A-Za-z0-9]*``; its equations admit numbers,
+names, ``+ - * / ** ^`` and brackets. Anything else raises :class:`TemplateError`.
 """
 
 from __future__ import annotations
@@ -15,8 +20,25 @@ from functools import cached_property
 
 import numpy as np
 
+from mathir.answers.safe_math import ExpressionError, identifiers, parse_equation
+from mathir.errors import InputError
+
 UNKNOWN_NAMES = tuple("mnopqrstuvwxyz")
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+MAX_EQUATIONS = 20
+MAX_NAMES = 52
+
+
+class TemplateError(InputError):
+    """A template that is not a system of equations of the template grammar.
+
+    An InputError, so the command line prints one ``error:`` line; callers that know
+    the file and line (run and dataset readers) re-raise it naming them.
+
+    >>> Template(["m = a.__class__"])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    TemplateError: template equation 1 'm = a.__class__': character '.' at position 5 ...
+    """
 
 
 class Template:
@@ -30,10 +52,28 @@ class Template:
     """
 
     def __init__(self, equations: Sequence[str]):
+        if isinstance(equations, (str, bytes)) or not isinstance(equations, Sequence):
+            raise TemplateError(f"a template is a list of equations, not {_kind(equations)}")
+        if not equations or len(equations) > MAX_EQUATIONS:
+            raise TemplateError(f"a template has 1 to {MAX_EQUATIONS} equations, "
+                                f"not {len(equations)}")
+        for k, e in enumerate(equations, 1):
+            if not isinstance(e, str):
+                raise TemplateError(f"template equation {k} is {_kind(e)}, not a string")
         self.equations = tuple(equations)
-        names = sorted({n for e in self.equations for n in _NAME.findall(e)})
-        self.unknowns = tuple(n for n in names if n in UNKNOWN_NAMES)
-        self.slots = tuple(n for n in names if n not in UNKNOWN_NAMES)
+        names: set[str] = set()
+        sides = []
+        for k, e in enumerate(self.equations, 1):
+            try:
+                names.update(identifiers(e))
+                if len(names) > MAX_NAMES:
+                    raise ExpressionError(f"more than {MAX_NAMES} names")
+                sides.append(parse_equation(e, names, functions=False))
+            except ExpressionError as err:
+                raise TemplateError(f"template equation {k} {_short(e)}: {err}") from None
+        self._exprs = tuple(lhs - rhs for lhs, rhs in sides)
+        self.unknowns = tuple(sorted(n for n in names if n in UNKNOWN_NAMES))
+        self.slots = tuple(sorted(n for n in names if n not in UNKNOWN_NAMES))
 
     def __repr__(self) -> str:
         return f"Template({list(self.equations)!r})"
@@ -49,12 +89,7 @@ class Template:
         import sympy
 
         syms = {n: sympy.Symbol(n) for n in self.slots + self.unknowns}
-        exprs = []
-        for e in self.equations:
-            if e.count("=") != 1:
-                raise ValueError(f"template equation without exactly one '=': {e!r}")
-            lhs, rhs = e.split("=")
-            exprs.append(sympy.sympify(lhs, locals=syms) - sympy.sympify(rhs, locals=syms))
+        exprs = list(self._exprs)
         unk = [syms[u] for u in self.unknowns]
         slot_syms = [syms[s] for s in self.slots]
         matrix = [[sympy.diff(ex, u) for u in unk] for ex in exprs]
@@ -63,7 +98,8 @@ class Template:
             return False, exprs, unk, slot_syms
         const = [-ex.subs({u: 0 for u in unk}) for ex in exprs]
         entries = [c for row in matrix for c in row] + const
-        f = sympy.lambdify(slot_syms, entries, "numpy")
+        # dummify: the generated code names Dummy arguments, never the template's names.
+        f = sympy.lambdify(slot_syms, entries, "numpy", dummify=True)
         return True, f, len(exprs), len(unk)
 
     @property
@@ -132,3 +168,11 @@ class Template:
             return str(int(v)) if float(v).is_integer() else repr(float(v))
         return tuple(_NAME.sub(lambda m: fmt(values[m.group(0)]) if m.group(0) in values
                                else m.group(0), e) for e in self.equations)
+
+
+def _kind(x) -> str:
+    return f"a {type(x).__name__}"
+
+
+def _short(e: str) -> str:
+    return ascii(e if len(e) <= 60 else e[:57] + "...")

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pandas as pd
 
 from mathir.errors import InputError
@@ -88,8 +89,10 @@ def deduplicate_visual_ids(run: pd.DataFrame, visual_ids: Mapping[str, str],
     out["docno"] = out["visual_id"]
     if qrels is not None:
         judged = set(zip(qrels["qid"].astype(str), qrels["docno"].astype(str), strict=True))
-        keep = [(q, d) in judged for q, d in zip(out["qid"], out["docno"], strict=True)]
-        out = out[keep]
+        keep = np.fromiter(((q, d) in judged for q, d in
+                            zip(out["qid"].astype(str), out["docno"], strict=True)),
+                           dtype=bool, count=len(out))
+        out = out[keep]  # a boolean mask (a list, empty, would select no columns)
     return out.reset_index(drop=True)
 
 
@@ -147,9 +150,19 @@ def prepare_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
     deduped = {}
     for name, run in runs.items():
         unknown = int((~run["docno"].astype(str).isin(visual_ids.keys())).sum())
-        if unknown:
+        if unknown == len(run) and unknown:
+            warnings.warn(f"{name}: none of its {unknown} retrieved formulas is in the formula "
+                          "index (is it the index of this collection?); they cannot be "
+                          "judged, so the run scores 0", stacklevel=2)
+        elif unknown:
             warnings.warn(f"{name}: {unknown} of {len(run)} retrieved formulas have no visual "
                           "id in the formula index and were dropped", stacklevel=2)
+        mapped = deduplicate_visual_ids(run, visual_ids)
         deduped[name] = deduplicate_visual_ids(run, visual_ids, qrels)
+        if len(mapped) and deduped[name].empty:
+            hint = (" If the qrels hold formula ids, use qrels_key='formula_id' "
+                    "(--qrels-key formula_id)." if qrels_key == "visual_id" else "")
+            warnings.warn(f"{name}: none of its {len(mapped)} retrieved visual ids is judged in "
+                          f"the qrels, so the run scores 0.{hint}", stacklevel=2)
     return deduped, qrels
 

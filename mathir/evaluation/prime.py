@@ -19,6 +19,7 @@ import ir_measures
 import pandas as pd
 from ir_measures import AP, Bpref, P, nDCG
 
+from mathir.errors import InputError
 from mathir.qrels.arqmath import judged_only
 
 ARQMATH_MEASURES: dict[str, ir_measures.Measure] = {
@@ -50,11 +51,15 @@ def per_query(run: pd.DataFrame, qrels: pd.DataFrame,
     [1.0, 0.0]
     """
     q = _qrels_for_ir_measures(qrels)
+    if q.empty:  # no topic to average over: the mean would be NaN, not a score
+        raise InputError("the qrels judge no document (labels 5 and 6 count as not judged)",
+                         path=qrels.attrs.get("source"))
     topics = sorted(q["query_id"].unique())
     names = {m: name for name, m in measures.items()}
     values = {name: dict.fromkeys(topics, 0.0) for name in measures}
-    r = _run_for_ir_measures(run)
-    r = r[r["query_id"].isin(set(topics))]
+    r = _run_for_ir_measures(run) if len(run) else pd.DataFrame()
+    if not r.empty:
+        r = r[r["query_id"].isin(set(topics))]
     if not r.empty:
         for m in ir_measures.iter_calc(list(measures.values()), q, r):
             values[names[m.measure]][m.query_id] = float(m.value)

@@ -59,6 +59,10 @@ def parse_tags(tags: str) -> list[str]:
     return [t.strip() for t in tags.split(",") if t.strip()]
 
 
+# The start of an XML file, as libxml2 reads it: a byte-order mark, else the first four
+# bytes (XML 1.0 Appendix F), tell the encoding family. Only encodings that libxml2
+# decodes itself, as Python does, are accepted: the check below reads the prolog in the
+# encoding the parser will use.
 def iter_posts(path: str | Path, post_types: tuple[str, ...] = ("question", "answer")) -> Iterator[Post]:
     """Stream the posts of a ``Posts.V1.3.xml`` file with bounded memory.
 

@@ -14,13 +14,13 @@ then yielded one by one.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mathir.errors import InputError, require_file
+from mathir.json_input import loads
 from mathir.tabular import iter_lines
 
 # --- textual numbers ------------------------------------------------------------------
@@ -152,17 +152,14 @@ class WordProblem:
 
 def _load_json(path: str | Path):
     path = require_file(path)
-    raw = path.read_bytes()
+    raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
     try:
-        return json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise InputError(f"not valid UTF-8 (byte {raw[e.start]:#04x})", path=path,
                          line=line) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg}", path=path, line=e.lineno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply", path=path) from None
+    return loads(text, path, 1)  # also refuses nesting deeper than json_input.MAX_DEPTH
 
 
 def iter_derivation_problems(path: str | Path) -> Iterator[WordProblem]:

@@ -50,6 +50,7 @@ def read_qrels(path: str | Path, key: str | None = None, allowed_labels: tuple[i
     df["label"] = df["label"].astype("int64")
     if key:
         df[key] = df["docno"]
+    df.attrs["source"] = str(path)
     return df
 
 

@@ -12,15 +12,21 @@ Both are read (whitespace separated, CRLF tolerated). Documented behaviour on re
   are kept, as the official evaluation cuts at 1000;
 * ties in score are allowed; evaluation orders them as trec_eval does;
 * a topic absent from the given topics, or an empty file: :class:`InputError`.
+
+Reading streams the file: memory holds the best 1000 rows of each topic and an 8-byte
+fingerprint per row (to find repeated pairs), not the file (see :func:`best_rows`).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import warnings
-from collections.abc import Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from mathir.errors import InputError
@@ -57,25 +63,104 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None,
     ['10', '11']
     """
     known = set(topics) if topics is not None else None
-    rows = []
-    for lineno, fields in iter_fields(path, 5, 6, sep=None):
-        if len(fields) == 6:
-            if fields[1] != "Q0":
-                raise InputError(
-                    "6 columns must be 'topic Q0 post_id rank score run' (second column Q0)",
-                    path=path, line=lineno,
-                )
-            qid, _, docno, rank, score, name = fields
-        else:
-            qid, docno, rank, score, name = fields
-        if known is not None and qid not in known:
-            raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
-        rows.append((qid, docno, parse_number(rank, int, "rank", path, lineno),
-                     parse_number(score, float, "score", path, lineno), name.strip()))
-    if not rows:
+
+    def rows() -> Iterator[tuple]:
+        for lineno, fields in iter_fields(path, 5, 6, sep=None):
+            if len(fields) == 6:
+                if fields[1] != "Q0":
+                    raise InputError(
+                        "6 columns must be 'topic Q0 post_id rank score run' (second column Q0)",
+                        path=path, line=lineno,
+                    )
+                qid, _, docno, rank, score, name = fields
+            else:
+                qid, docno, rank, score, name = fields
+            if known is not None and qid not in known:
+                raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
+            yield (qid, docno, parse_number(rank, int, "rank", path, lineno),
+                   parse_number(score, float, "score", path, lineno), name.strip())
+
+    return best_rows(rows, RUN_COLUMNS, max_results, path)
+
+
+def best_rows(rows: Callable[[], Iterator[tuple]], columns: Sequence[str], max_results: int,
+              path: str | Path) -> pd.DataFrame:
+    """The rows of a run file as :func:`read_run` keeps them, in bounded memory.
+
+    ``rows()`` yields the file's rows (tuples in ``columns`` order, which name ``qid``,
+    ``docno``, ``rank`` and ``score``), checked, in file order; it is called a second
+    time only when a (topic, document) pair occurs twice. Semantics: a repeated pair
+    keeps its first row (counted in a warning), then each topic keeps its best
+    ``max_results`` rows by score (descending), rank, then file order (a warning says
+    when rows were cut); topics come in sorted order, best row first.
+
+    Memory: a heap of ``max_results`` rows per topic and an 8-byte fingerprint (hash of
+    the pair) per row; when fingerprints repeat, the second pass also holds the pairs
+    whose fingerprint repeats, to tell repeats from hash collisions exactly.
+
+    >>> rows = lambda: iter([("A.1", "7", 2, 1.0, "r"), ("A.1", "8", 1, 3.0, "r")])
+    >>> best_rows(rows, RUN_COLUMNS, 1000, "r.tsv").docno.tolist()
+    ['8', '7']
+    """
+    if max_results < 1:
+        raise InputError(f"max_results must be at least 1, not {max_results}")
+    q, d, r, s = (columns.index(c) for c in ("qid", "docno", "rank", "score"))
+    heaps: dict[str, list] = {}
+    per_topic: dict[str, int] = {}  # rows kept before the cut
+    fingerprints = array("q")  # hash((qid, docno)) of every row, 8 bytes each
+
+    def keep(row: tuple, seq: int) -> None:
+        # min-heap of the topic's best rows; the worst (lowest score, highest rank,
+        # latest line) on top. seq is unique, so comparisons never reach the row.
+        per_topic[row[q]] = per_topic.get(row[q], 0) + 1
+        heap = heaps.setdefault(row[q], [])
+        entry = (row[s], -row[r], -seq, row)
+        if len(heap) < max_results:
+            heapq.heappush(heap, entry)
+        elif entry > heap[0]:
+            heapq.heapreplace(heap, entry)
+
+    for seq, row in enumerate(rows()):
+        fingerprints.append(hash((row[q], row[d])))
+        keep(row, seq)
+    n = len(fingerprints)
+    if not n:
         raise InputError("run file is empty", path=path)
-    run = pd.DataFrame(rows, columns=RUN_COLUMNS)
-    return _clean(run, max_results, source=str(path))
+    repeated = _repeated(fingerprints)
+    del fingerprints
+    if repeated:
+        # A fingerprint occurs twice: read again, keeping the first row of each pair
+        # whose fingerprint repeats (compared exactly, so a hash collision drops
+        # nothing). The heaps are rebuilt: they may hold a later repeat of a pair
+        # whose first row had been cut.
+        heaps.clear()
+        per_topic.clear()
+        first: dict[tuple[str, str], int] = {}
+        dropped = 0
+        seq = -1
+        for seq, row in enumerate(rows()):
+            pair = (row[q], row[d])
+            if hash(pair) in repeated and first.setdefault(pair, seq) != seq:
+                dropped += 1
+            else:
+                keep(row, seq)
+        if seq + 1 != n:
+            raise InputError("the run file changed while it was read", path=path)
+        if dropped:
+            warnings.warn(f"{path}: dropped {dropped} repeated (topic, document) rows",
+                          stacklevel=3)
+    if max(per_topic.values()) > max_results:
+        warnings.warn(f"{path}: kept the best {max_results} rows of topics with more",
+                      stacklevel=3)
+    out = [e[3] for qid in sorted(heaps) for e in sorted(heaps[qid], reverse=True)]
+    return pd.DataFrame(out, columns=list(columns))
+
+
+def _repeated(fingerprints: array) -> set[int]:
+    """The values that occur more than once in ``fingerprints`` (sorted in place)."""
+    values = np.frombuffer(fingerprints, dtype=np.int64)
+    values.sort()
+    return set(values[1:][values[1:] == values[:-1]].tolist())
 
 
 def _clean(run: pd.DataFrame, max_results: int, source: str) -> pd.DataFrame:

@@ -13,7 +13,7 @@ back ordered by score (descending), then rank: the "top-down" order in which
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +21,7 @@ import pandas as pd
 from mathir.errors import InputError
 from mathir.runs.arqmath import (
     MAX_RESULTS,
-    _clean,
+    best_rows,
     check_scores_and_topics,
     parse_number,
     rank_by_score,
@@ -46,21 +46,20 @@ def read_task2_run(path: str | Path, topics: Iterable[str] | None = None,
     [['20011', '1004'], ['20009', '1003']]
     """
     known = set(topics) if topics is not None else None
-    rows = []
-    for lineno, fields in iter_fields(path, 6, 6, sep=None):
-        qid, formula_id, post_id, rank, score, name = fields
-        if formula_id == "Q0":
-            raise InputError("Task 2 runs are 'topic formula_id post_id rank score run' "
-                             "(found Q0 in the formula id column)", path=path, line=lineno)
-        if known is not None and qid not in known:
-            raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
-        rows.append((qid, formula_id, formula_id, post_id,
-                     parse_number(rank, int, "rank", path, lineno),
-                     parse_number(score, float, "score", path, lineno), name.strip()))
-    if not rows:
-        raise InputError("run file is empty", path=path)
-    run = pd.DataFrame(rows, columns=TASK2_RUN_COLUMNS)
-    return _clean(run, max_results, source=str(path))
+
+    def rows() -> Iterator[tuple]:
+        for lineno, fields in iter_fields(path, 6, 6, sep=None):
+            qid, formula_id, post_id, rank, score, name = fields
+            if formula_id == "Q0":
+                raise InputError("Task 2 runs are 'topic formula_id post_id rank score run' "
+                                 "(found Q0 in the formula id column)", path=path, line=lineno)
+            if known is not None and qid not in known:
+                raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
+            yield (qid, formula_id, formula_id, post_id,
+                   parse_number(rank, int, "rank", path, lineno),
+                   parse_number(score, float, "score", path, lineno), name.strip())
+
+    return best_rows(rows, TASK2_RUN_COLUMNS, max_results, path)
 
 
 def validate_task2_run(run: pd.DataFrame, topics: Iterable[str] | None = None,

@@ -8,13 +8,14 @@ Value]), ``equations``; last the run name.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
+from mathir.answers.templates import Template, TemplateError
 from mathir.errors import InputError, require_file
+from mathir.json_input import loads
 from mathir.storage import atomic_file
 from mathir.tabular import iter_lines
 
@@ -75,12 +76,24 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
             raise InputError(f"problem {rec[0]!r} is not among the topics", path=path,
                              line=line)
         try:
-            rows.append({"qid": rec[0], "docno": rec[1], "score": float(rec[2]),
-                         "solution": json.loads(rec[3]), "template": json.loads(rec[4]),
-                         "alignment": json.loads(rec[5]), "equations": json.loads(rec[6]),
-                         "run": rec[7]})
-        except (ValueError, json.JSONDecodeError) as e:
-            raise InputError(f"malformed field ({e})", path=path, line=line) from None
+            score = float(rec[2])
+        except ValueError:
+            raise InputError(f"malformed field (score {rec[2]!r} is not a number)", path=path,
+                             line=line) from None
+        fields = {}
+        for i, k in enumerate(("solution", "template", "alignment", "equations"), 3):
+            try:  # loads: also refuses nesting deeper than json_input.MAX_DEPTH
+                fields[k] = loads(rec[i])
+            except InputError as e:
+                raise InputError(f"malformed {k} field ({e.message})", path=path,
+                                 line=line) from None
+        if fields["template"]:
+            try:  # parsed by the safe grammar (never run); an error names this line
+                Template(fields["template"])
+            except TemplateError as e:
+                raise InputError(f"malformed template field ({e.message})", path=path,
+                                 line=line) from None
+        rows.append({"qid": rec[0], "docno": rec[1], "score": score, **fields, "run": rec[7]})
     if not rows:
         raise InputError("empty run", path=path)
     return pd.DataFrame(rows)

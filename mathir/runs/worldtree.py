@@ -19,7 +19,9 @@ from __future__ import annotations
 import csv
 import math
 import warnings
+from array import array
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +39,9 @@ RUN_COLUMNS = ["qid", "docno", "rank", "score", "name"]
 def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFrame:
     """Read a prediction file (2 columns) or TREC run (6) into ``qid, docno, rank, score, name``.
 
-    ``rank`` starts at 1 per question.
+    ``rank`` starts at 1 per question. Ids are held once each (the frame's ``qid``,
+    ``docno`` and ``name`` cells share one string per distinct id): a full prediction
+    file repeats every fact id for every question, so memory stays near 40 bytes a row.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "predict.txt"
@@ -49,23 +53,69 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
     [['b', 1], ['a', 2]]
     """
     known = set(topics) if topics is not None else None
-    fast = _read_predictions_fast(path, known)
-    if fast is not None:
-        return _finish(fast, path, width=2)
-    qids, docnos, ranks, scores, names = [], [], [], [], []
-    width = None
+    coded = _read_predictions_fast(path, known)
+    if coded is None:
+        coded = _read_lines(path, known)
+    return _finish(coded, path)
+
+
+class _Ids:
+    """Distinct strings and their codes, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+
+    def encode(self, values: Iterable[str]) -> np.ndarray:
+        code = self.code
+        return np.fromiter((code.setdefault(v, len(code)) for v in values), dtype=np.int32)
+
+    def strings(self) -> np.ndarray:
+        out = np.empty(len(self.code), dtype=object)
+        out[:] = list(self.code)
+        return out
+
+    def lower_codes(self) -> np.ndarray:
+        """For each code, a code of its lower-cased string (ids compare lower-cased)."""
+        if not any(s != s.lower() for s in self.code):  # the usual case: no copies made
+            return np.arange(len(self.code), dtype=np.int32)
+        return _Ids().encode(s.lower() for s in self.code)
+
+
+@dataclass
+class _Coded:
+    """A run as integer codes into its distinct ids (``score``/``rank`` for TREC only)."""
+
+    width: int
+    qids: _Ids = field(default_factory=_Ids)
+    docnos: _Ids = field(default_factory=_Ids)
+    names: _Ids = field(default_factory=_Ids)
+    q: list[np.ndarray] = field(default_factory=list)
+    d: list[np.ndarray] = field(default_factory=list)
+    n: list[np.ndarray] = field(default_factory=list)
+    score: array | None = None
+    rank: array | None = None
+
+
+def _read_lines(path: str | Path, known: set[str] | None) -> _Coded:
+    """The line-by-line reader: every problem is an InputError naming its line."""
+    coded: _Coded | None = None
+    q, d, n = array("i"), array("i"), array("i")  # each row's id codes, 4 bytes each
+
+    stem = Path(path).stem
     for lineno, fields in iter_fields(path, 2, 6, sep=None):
-        if width is None:
-            width = len(fields)
-            if width not in (2, 6):
+        if coded is None:
+            if len(fields) not in (2, 6):
                 raise InputError("expected 2 columns (questionID, explanationID) or 6 (TREC)",
                                  path=path, line=lineno)
-        if len(fields) != width:
-            raise InputError(f"expected {width} columns, found {len(fields)}", path=path,
+            coded = _Coded(len(fields))
+            if coded.width == 6:
+                coded.score, coded.rank = array("d"), array("q")
+        if len(fields) != coded.width:
+            raise InputError(f"expected {coded.width} columns, found {len(fields)}", path=path,
                              line=lineno)
-        if width == 2:
+        if coded.width == 2:
             qid, docno = fields
-            score, name = math.nan, Path(path).stem
+            name = stem
         else:
             qid, q0, docno, rank, score_text, name = fields
             if q0 != "Q0":
@@ -73,64 +123,95 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
                                  line=lineno)
             try:
                 score = float(score_text)
-                int(rank)
+                rank_value = int(rank)
             except ValueError:
                 raise InputError(f"rank or score is not a number: {rank!r} {score_text!r}",
                                  path=path, line=lineno) from None
             if not math.isfinite(score):
                 raise InputError(f"score is not finite: {score_text!r}", path=path, line=lineno)
-            ranks.append(int(rank))
+            coded.score.append(score)
+            coded.rank.append(rank_value)
         if known is not None and qid not in known:
             raise InputError(f"question {qid!r} is not in the topics", path=path, line=lineno)
-        qids.append(qid)
-        docnos.append(docno)
-        scores.append(score)
-        names.append(name)
-    if not qids:
+        q.append(coded.qids.code.setdefault(qid, len(coded.qids.code)))
+        d.append(coded.docnos.code.setdefault(docno, len(coded.docnos.code)))
+        n.append(coded.names.code.setdefault(name, len(coded.names.code)))
+    if coded is None:
         raise InputError("run file is empty", path=path)
-    run = pd.DataFrame({"qid": qids, "docno": docnos, "score": scores, "name": names})
-    if width == 6:
-        run["file_rank"] = ranks
-    return _finish(run, path, width)
+    coded.q, coded.d, coded.n = ([np.frombuffer(a, dtype=np.int32)] for a in (q, d, n))
+    return coded
 
 
-def _read_predictions_fast(path: str | Path, known: set[str] | None) -> pd.DataFrame | None:
+_BLOCK = 100_000
+
+
+def _read_predictions_fast(path: str | Path, known: set[str] | None) -> _Coded | None:
     """A well-formed 2-column file read by pandas' C parser (full runs have ~10^6 lines).
 
-    Anything unusual (another width, empty or space-containing fields, CR, bad UTF-8,
-    unknown questions) returns None, and the line-by-line reader names the bad line.
+    Read in blocks whose ids are encoded at once. Anything unusual (another width, empty
+    or space-containing fields, CR, bad UTF-8, unknown questions) returns None, and the
+    line-by-line reader names the bad line.
     """
+    coded = _Coded(2)
     try:
-        df = pd.read_csv(path, sep="\t", header=None, dtype=str, quoting=csv.QUOTE_NONE,
-                         na_filter=False, engine="c", encoding="utf-8")
+        blocks = pd.read_csv(path, sep="\t", header=None, dtype=str, quoting=csv.QUOTE_NONE,
+                             na_filter=False, engine="c", encoding="utf-8",
+                             chunksize=_BLOCK)
+        for df in blocks:
+            if df.shape[1] != 2:
+                return None
+            for c, ids, out in ((0, coded.qids, coded.q), (1, coded.docnos, coded.d)):
+                codes, distinct = pd.factorize(df[c])
+                distinct = pd.Series(distinct, dtype=object)
+                if (distinct == "").any() or distinct.str.contains(r"\s|\x00", regex=True).any():
+                    return None
+                if c == 0 and known is not None and not set(distinct) <= known:
+                    return None
+                out.append(ids.encode(distinct)[codes])
+            coded.n.append(coded.names.encode([Path(path).stem])[np.zeros(len(df), np.int32)])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
         return None
-    if df.shape[1] != 2 or df.empty:
+    if not coded.q:
         return None
-    for c in (0, 1):
-        if (df[c] == "").any() or df[c].str.contains(r"\s|\x00", regex=True).any():
-            return None
-    if known is not None and not set(df[0].unique()) <= known:
-        return None
-    return pd.DataFrame({"qid": df[0], "docno": df[1], "score": np.nan, "name": Path(path).stem})
+    return coded
 
 
-def _finish(run: pd.DataFrame, path: str | Path, width: int) -> pd.DataFrame:
+def _finish(coded: _Coded, path: str | Path) -> pd.DataFrame:
     """Order, drop repeated (question, fact) lines, number the ranks."""
-    if width == 6:
-        run = run.sort_values(["qid", "score", "file_rank"], ascending=[True, False, True],
-                              kind="stable").drop(columns="file_rank")
-    n = len(run)
-    key = run["qid"].str.lower() + "\t" + run["docno"].str.lower()
-    run = run[~key.duplicated()]
-    if len(run) < n:
-        warnings.warn(f"{path}: dropped {n - len(run)} repeated (question, fact) lines, first "
-                      "kept", stacklevel=2)
-    run = run.reset_index(drop=True)
-    run["rank"] = run.groupby("qid", sort=False).cumcount() + 1
-    if width == 2:
-        run["score"] = -run["rank"].astype(float)
-    return run[RUN_COLUMNS]
+    q = np.concatenate(coded.q)
+    d = np.concatenate(coded.d)
+    n = np.concatenate(coded.n)
+    del coded.q, coded.d, coded.n
+    qid_strings = coded.qids.strings()
+    score = None
+    if coded.width == 6:
+        score = np.frombuffer(coded.score, dtype=float)
+        rank = np.frombuffer(coded.rank, dtype=np.int64)
+        coded.score = coded.rank = None
+        qid_order = np.empty(len(qid_strings), dtype=np.int64)
+        qid_order[np.argsort(qid_strings, kind="stable")] = np.arange(len(qid_strings))
+        # by question id, score (descending), then the file's rank; ties keep file order
+        order = np.lexsort((rank, -score, qid_order[q]))
+        q, d, n, score = q[order], d[order], n[order], score[order]
+        del rank, order
+    # a repeated (question, fact) pair, ids compared lower-cased, keeps its first line
+    pair = (coded.qids.lower_codes()[q].astype(np.int64) * len(coded.docnos.code)
+            + coded.docnos.lower_codes()[d])
+    first = ~pd.Series(pair).duplicated().to_numpy()
+    del pair
+    dropped = int(len(first) - first.sum())
+    if dropped:
+        warnings.warn(f"{path}: dropped {dropped} repeated (question, fact) lines, first "
+                      "kept", stacklevel=3)
+        q, d, n = q[first], d[first], n[first]
+        score = score[first] if score is not None else None
+    rank = pd.Series(q).groupby(q, sort=False).cumcount().to_numpy() + 1
+    if score is None:
+        score = -rank.astype(float)
+    columns = {"qid": qid_strings[q], "docno": coded.docnos.strings()[d], "rank": rank,
+               "score": score, "name": coded.names.strings()[n]}
+    del q, d, n
+    return pd.DataFrame(columns, columns=RUN_COLUMNS, copy=False)
 
 
 def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,

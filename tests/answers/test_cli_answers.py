@@ -32,3 +32,28 @@ def test_answers_errors(tmp_path, capsys):
     f.write_text("not json\n")
     assert main(["answers", "--input", str(f)]) == 2
     assert f"{f}:1: not valid JSON" in capsys.readouterr().err
+
+
+def test_answers_too_long_is_skipped_with_a_reason(tmp_path, capsys):
+    MAX_CHARS = 1_000_000  # mathir.answers.checking.MAX_CHARS
+    f = tmp_path / "in.jsonl"
+    f.write_text(json.dumps({"response": "#### 5 " + "x" * MAX_CHARS, "gold": "5"})
+                 + "\n" + json.dumps({"response": "#### 5", "gold": "5 " + "x" * MAX_CHARS})
+                 + "\n" + json.dumps({"response": "#### 5", "gold": "5"}) + "\n")
+    assert main(["answers", "--input", str(f)]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["correct"] for r in out] == [False, False, True]
+    assert out[0]["skipped"] == "response longer than 1,000,000 characters"
+    assert out[1]["skipped"] == "gold answer longer than 1,000,000 characters"
+    assert "skipped" not in out[2]
+
+
+def test_answers_deep_json_and_odd_fields_are_one_line_errors(tmp_path, capsys):
+    f = tmp_path / "deep.jsonl"
+    f.write_text('{"response": "1", "gold": "1"}\n{"response": ' + "[" * 100_000 + "\n")
+    assert main(["answers", "--input", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:2: JSON nested deeper than 100 levels" in err and "Traceback" not in err
+    f.write_text('{"response": "1", "gold": "1", "check": ["latex"]}\n')
+    assert main(["answers", "--input", str(f)]) == 2
+    assert f"{f}:1: field 'check' is not a string" in capsys.readouterr().err

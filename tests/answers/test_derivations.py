@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,53 @@ def test_template_reconciliation_counts(name, distinct, reconciled):
     templates = [p.template for p in problems]
     assert len(set(templates)) == distinct
     assert len(reconcile_templates(templates)) == reconciled
+
+
+# --- malformed templates (issue 16): a TemplateError (an InputError) naming the problem ----
+
+@pytest.mark.parametrize("equations, message", [
+    (["m = a.real"], r"template equation 1 'm = a.real': character '\.'"),
+    (["m + n = a", "m - n"], r"template equation 2 'm - n': expected '='"),
+    (["m = a = b"], "expected end|unexpected"),
+    (["m = (a"], "expected '\\)'"),
+    (["m = ａ"], "not allowed"),
+    (["m = sqrt(a)"], "unknown name|unexpected"),
+    ([], "1 to 20 equations"),
+    ("m = a", "a list of equations"),
+    ([1], "equation 1 is a int"),
+])
+def test_malformed_templates(equations, message):
+    from mathir.answers.templates import TemplateError
+    from mathir.errors import InputError
+
+    with pytest.raises(TemplateError, match=message) as info:
+        Template(equations)
+    assert isinstance(info.value, InputError)
+
+
+def test_problem_templates_name_the_problem():
+    from mathir.answers.derivations import problem_template, template
+    from mathir.answers.solver import TemplateSolver
+    from mathir.answers.templates import TemplateError
+
+    problems = list(iter_derivation_problems(word_problems_sample().problems))
+    bad = dataclasses.replace(problems[1], template=("m = a[0]",))
+    with pytest.raises(TemplateError, match=rf"^problem {bad.id}: template equation 1"):
+        problem_template(bad)
+    with pytest.raises(TemplateError, match=rf"^problem {bad.id}: template equation 1"):
+        TemplateSolver([problems[0], bad])
+    with pytest.raises(TemplateError, match=rf"^problem {bad.id}: template equation 1"):
+        gold_derivation(bad)
+    unaligned = dataclasses.replace(problems[0], alignment={"a": problems[0].alignment["a"]})
+    with pytest.raises(TemplateError, match="have no alignment"):
+        TemplateSolver([unaligned])
+    with pytest.raises(TemplateError, match="list of equation strings"):
+        template((["m = a"],))  # a list inside: unhashable, was a TypeError
+
+
+def test_template_names_are_not_code():
+    # Multi-letter names and Python keywords are plain slots; lambdify sees Dummies only.
+    t = Template(["m = lambda + numpy * rate", "n = m - import"])
+    assert t.slots == ("import", "lambda", "numpy", "rate") and t.unknowns == ("m", "n")
+    assert t.solve({"lambda": 1, "numpy": 2, "rate": 3, "import": 4}).tolist() == [7.0, 3.0]
+    assert Template(["e * m = f"]).solve({"e": 2, "f": 6}).tolist() == [3.0]  # e is a slot

@@ -2,8 +2,15 @@ import threading
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from mathir.answers import latex
 from mathir.answers.latex import SymbolicChecker, latex_check, normalize_latex
+
+# Commands, their pieces (a command can form where another is removed) and braces.
+WRAP_PIECES = ["\\boxed{", "\\text{", "\\mbox {", "\\box{", "\\te", "xt{", "\\", "{", "}",
+               " ", "\n", "5", "x"]
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +96,44 @@ def test_thread_safe():
 def test_unknown_mode():
     with pytest.raises(ValueError):
         latex_check("1", "1", "lenient")
+
+
+@given(st.lists(st.sampled_from(WRAP_PIECES), max_size=14).map("".join))
+def test_unwrap_agrees_with_the_reference(text):
+    assert latex._unwrap(text) == latex._unwrap_reference(text)
+
+
+def test_unwrap_rules():
+    assert latex._unwrap("\\te\\text{}xt{5}") == "5"            # formed where one was removed
+    assert latex._unwrap("\\boxed{1} \\text{a {b} c") == "1 a {b} c"  # unclosed: drop, stop
+    assert latex._unwrap("\\text{\\boxed{\\mbox{7}}}") == "7"
+
+
+def test_worker_started_by_a_thread_outlives_the_thread():
+    # The worker dies with the thread that started it where Linux's PR_SET_PDEATHSIG
+    # is set there: workers are started from one long-lived thread instead.
+    with SymbolicChecker(timeout=60) as c:
+        t = threading.Thread(target=c.equivalent, args=("1", "1"))
+        t.start()
+        t.join()
+        pid = c._proc.pid
+        time.sleep(1)  # a killed worker would be gone by now
+        assert c.equivalent("\\sqrt{4}", "2") is True and c._proc.pid == pid
+
+
+def test_interrupted_check_leaves_no_stale_reply(monkeypatch):
+    # Ctrl-C while waiting: the worker still answers that question, and the next check
+    # must not read that answer as its own.
+    with SymbolicChecker(timeout=60) as c:
+        c.equivalent("1", "1")
+        readline = c._readline
+
+        def interrupted(limit):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(c, "_readline", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            c.equivalent("\\sqrt{4}", "2")
+        monkeypatch.setattr(c, "_readline", readline)
+        time.sleep(0.5)  # the first answer is in the pipe by now, were the worker alive
+        assert c.equivalent("1", "2") is False

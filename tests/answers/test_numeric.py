@@ -1,6 +1,24 @@
-import pytest
+import re
 
-from mathir.answers.numeric import Number, numbers_equal, read_numbers, simple_check
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mathir.answers import numeric
+from mathir.answers.numeric import (
+    MAX_COMPARISONS,
+    Number,
+    TooManyNumbers,
+    numbers_equal,
+    read_numbers,
+    simple_check,
+)
+
+# Pieces that make the number patterns work hard: digit runs of every length around
+# their guards, the any-character ".", signs, exponents, ratios and comma groups.
+PIECES = ["1", "12", "123", "1234", "0", ",", ",123", ",12", ".", "e", "E", "-", "+", "/",
+          ":", " ", "\n", "x", "$", "5e", "e-"]
+piece_text = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
 
 
 @pytest.mark.parametrize("answer,gold,policy,expected", [
@@ -54,3 +72,51 @@ def test_long_digit_runs_do_not_backtrack():
 def test_unknown_policy():
     with pytest.raises(ValueError):
         simple_check("1", "1", "loose")
+
+
+def _tokens(patterns, text):
+    out = []
+    for pat in patterns:
+        out.append([m.group(0) for m in pat.finditer(text)])
+        text = pat.sub("", text)
+    return out
+
+
+@given(piece_text)
+def test_linear_patterns_find_what_the_reference_patterns_find(text):
+    # The guards that make the patterns linear skip only starts that cannot match.
+    reference = [re.compile(p) for p in numeric.REFERENCE_PATTERNS]
+    assert _tokens(numeric._NUMBER_PATTERNS, text) == _tokens(reference, text)
+
+
+def _greedy_covered(needles, haystack):  # _covered as first written (quadratic)
+    free = list(haystack)
+    for n in needles:
+        for i, h in enumerate(free):
+            if numbers_equal(n, h):
+                del free[i]
+                break
+        else:
+            return False
+    return True
+
+
+@given(st.lists(st.integers(-3, 3), max_size=6), st.lists(st.integers(-3, 3), max_size=6),
+       st.booleans())
+def test_integers_compare_as_multisets_like_the_greedy_matching(a, b, floats):
+    # floats: one side holds a non-integer too, which takes the greedy path
+    needles = [Number(v, 0) for v in a] + ([Number(0.5, 1)] if floats else [])
+    haystack = [Number(v, 0) for v in b] + ([Number(0.5, 1)] if floats else [])
+    assert numeric._covered(needles, haystack) == _greedy_covered(needles, haystack)
+
+
+def test_many_non_integers_are_refused_not_compared_for_minutes():
+    # Each needle matches only the last free number: n^2 / 2 comparisons.
+    n = 2 * int(MAX_COMPARISONS ** 0.5)
+    model = " ".join(f"{i}.5" for i in range(n))
+    gold = " ".join(f"{i}.5" for i in reversed(range(n)))
+    with pytest.raises(TooManyNumbers, match="number comparisons"):
+        simple_check(model, gold)
+    assert simple_check(model, gold.replace(".5", "")) is False  # integers: 0.5 != 0
+    ints = " ".join(str(i) for i in range(20_000))
+    assert simple_check(ints, " ".join(reversed(ints.split())))  # integers: linear, exact

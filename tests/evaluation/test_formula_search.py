@@ -118,7 +118,7 @@ def test_cli_evaluate_json(files, capsys):
     from mathir.cli import main
     rc = main(["evaluate", "arqmath-task2", "--qrels", str(files["qv.tsv"]), "--formula-index",
                str(files["index.tsv"]), "--format", "json", str(files["r.tsv"])])
-    assert rc in (0, None)
+    assert rc == 0
     scores = json.loads(capsys.readouterr().out)["r"]
     for name, value in expected_scores().items():
         assert scores[name] == pytest.approx(value, abs=1e-9)
@@ -147,3 +147,43 @@ def test_mirmu_task2_run_on_v3_visual_qrels():
     assert flat["nDCG'"] == pytest.approx(0.4927, abs=5e-5)
     assert flat["MAP'"] == pytest.approx(0.2264, abs=5e-5)
     assert flat["P'@10"] == pytest.approx(0.2356, abs=5e-5)
+
+
+def test_a_run_of_formulas_unknown_to_the_index_scores_zero_with_a_warning(files):
+    # Officially, a formula the index does not know cannot be mapped to a visual id, so
+    # it cannot be judged: such a run scores 0 (it used to raise KeyError: 'qid').
+    run = pd.DataFrame({"qid": ["T", "T"], "docno": ["991", "992"], "score": [2.0, 1.0]})
+    with pytest.warns(UserWarning, match="none of its 2 retrieved formulas is in the formula "
+                                         "index"):
+        table = evaluate_task2({"r": run}, read_qrels(files["qv.tsv"]), files["index.tsv"])
+    assert table.loc["r"].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_cli_unknown_formulas_score_zero_not_a_traceback(files, tmp_path, capsys):
+    from mathir.cli import main
+
+    run = tmp_path / "unknown.tsv"
+    run.write_text("T\t991\t10\t1\t2.0\tr\nT\t992\t10\t2\t1.0\tr\n")
+    with pytest.warns(UserWarning, match="cannot be judged"):
+        rc = main(["evaluate", "arqmath-task2", "--qrels", str(files["qv.tsv"]),
+                   "--formula-index", str(files["index.tsv"]), "--format", "json", str(run)])
+    assert rc == 0
+    assert json.loads(capsys.readouterr().out)["unknown"] == {
+        "nDCG'": 0.0, "MAP'": 0.0, "P'@10": 0.0, "bpref": 0.0}
+
+
+def test_dedup_of_a_run_with_nothing_judged_keeps_its_columns(files):
+    run = pd.DataFrame({"qid": ["T"], "docno": ["5"], "score": [1.0]})  # 704: not judged
+    for r in (run, run.iloc[:0]):
+        out = deduplicate_visual_ids(r, visual_id_map(files["index.tsv"]),
+                                     read_qrels(files["qv.tsv"]))
+        assert out.empty and {"qid", "docno", "score", "formula_id"} <= set(out.columns)
+
+
+def test_formula_id_qrels_read_as_visual_ids_warn(files):
+    # Formula-id qrels with the default qrels_key: no retrieved visual id is judged, the
+    # run scores 0, and the warning names the likely cause.
+    run = read_task2_run(files["r.tsv"])
+    with pytest.warns(UserWarning, match="qrels_key='formula_id'"):
+        table = evaluate_task2({"r": run}, read_qrels(files["qf.tsv"]), files["index.tsv"])
+    assert table.loc["r", "nDCG'"] == 0.0

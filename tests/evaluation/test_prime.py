@@ -65,4 +65,17 @@ def test_linked_mse_p10_differs_from_published_by_tie_order():
     # trec_eval's tie order (by docno) on the organisers' file is not recoverable here.
     qrels = read_qrels(real_path("arqmath", "qrels", "task1", "qrel_task1_2020_official.tsv"))
     scores = evaluate(read_run(real_path("arqmath", "runs", "arqmath1", "Linked_MSE_baseline.tsv")), qrels)
-    assert abs(scores["P'@10"] - 0.384) < 0.003
+    assert scores["P'@10"] == pytest.approx(0.3857, abs=5e-5)  # published 0.384 (see above)
+
+
+def test_qrels_that_judge_nothing_are_an_error_not_nan():
+    from mathir.errors import InputError
+
+    run = pd.DataFrame({"qid": ["A.3"], "docno": ["y"], "score": [1.0]})
+    with pytest.raises(InputError, match="judge no document"):
+        evaluate(run, QRELS[QRELS.qid == "A.3"])  # only a code 5: nothing judged
+
+
+def test_an_empty_run_frame_scores_zero():
+    for run in (pd.DataFrame(), pd.DataFrame(columns=["qid", "docno", "score"])):
+        assert evaluate(run, QRELS) == dict.fromkeys(ARQMATH_MEASURES, 0.0)

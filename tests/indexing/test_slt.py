@@ -84,6 +84,6 @@ def test_official_topic_slt_matches_latex_for_most_formulas():
             continue
         total += 1
         same += mine.to_string() == tree.to_string()
-    # measured: 37 official cells do not parse; 88% of the rest give the identical tree
-    assert unparsed < 50 and total > 950
-    assert same / total > 0.85
+    # 35 official cells do not parse; of the 1,015 others our parser reads, 932 (92%) give
+    # the identical tree (measured: update the counts when the parser changes on purpose)
+    assert (unparsed, total, same) == (35, 1015, 932)

@@ -58,6 +58,11 @@ def test_duplicate_ids_yield_once_and_bad_alignment_is_an_error(tmp_path):
     f.write_text("[{")
     with pytest.raises(InputError, match="not valid JSON"):
         list(iter_derivation_problems(f))
+    f.write_text('[\n{"iIndex": 1,\n "Template": ' + "[" * 100_000 + "]" * 100_000 + "}]")
+    with pytest.raises(InputError, match=r"draw.json:3: JSON nested deeper than 100 levels"):
+        list(iter_derivation_problems(f))
+    with pytest.raises(InputError, match=r"draw.json:3: JSON nested deeper than 100 levels"):
+        list(iter_dolphin1878(f))
 
 
 def test_dolphin1878_reader(tmp_path):

@@ -65,9 +65,25 @@ def test_formula_aware_answers_only_answers(sample_index, sample):
     fidx = answer_formula_index(sample_index)
     answers = set(sample_index.docnos())
     topics = read_task1_topics(sample.task1_topics)
-    res = FormulaAwareAnswers(fidx, answers).transform(topics)
+    stage = FormulaAwareAnswers(fidx, answers)
+    res = stage.transform(topics)
     assert set(res.docno) <= answers
-    assert res.qid.nunique() >= 8
+    assert set(res.qid) == set(topics.qid)  # every sample question has formulas
+    # An answer scores the sum, over the question's distinct formulas, of its best
+    # formula's score for that formula; posts that are not answers are left out.
+    formulas = [r"\frac{1}{2}", "x^2"]
+    question = pd.DataFrame({"qid": ["q"], "query": [f"Is ${formulas[0]}$ or ${formulas[1]}$ "
+                                                     f"(${formulas[0]}$ again) bigger?"]})
+    want: dict[str, float] = {}
+    for f in formulas:
+        hits = stage.retriever.transform(stage.query.transform(
+            pd.DataFrame({"qid": ["f"], "query": [f]})))
+        hits = hits[hits["post_id"].isin(answers)]
+        for post, score in hits.groupby("post_id")["score"].max().items():
+            want[post] = want.get(post, 0.0) + score
+    got = stage.transform(question)
+    assert len(want) > 10 and dict(zip(got.docno, got.score, strict=True)) == pytest.approx(want)
+    assert got["rank"].tolist() == list(range(len(got)))
 
 
 @pytest.mark.parametrize(("fusion", "kind"), [("linear", LinearFusion), ("rrf", RRFusion)])

@@ -126,16 +126,22 @@ def test_bm25_biencoder_and_dense_on_the_sample(sample_index, sample):
     topics = read_task1_topics(sample.task1_topics)
     rerank = task.pipeline("bm25>>biencoder", sample_index)(topics)
     bm = task.pipeline("bm25", sample_index)(topics)
-    # Reranking keeps BM25's top 100 and changes their order.
+    # Reranking keeps BM25's top 100 and changes their order (on every topic).
     top = bm[bm["rank"] < 100]
     assert set(zip(rerank.qid, rerank.docno, strict=True)) == set(zip(top.qid, top.docno, strict=True))
-    assert rerank.score.between(-1, 1).all()
+
+    def order(res):
+        return res.sort_values(["qid", "rank"]).groupby("qid")["docno"].apply(list).to_dict()
+
+    assert all(a != b for a, b in zip(order(top).values(), order(rerank).values(), strict=True))
     dense = task.pipeline("dense", sample_index)(topics)
     assert dense.groupby("qid").docno.nunique().eq(dense.groupby("qid").size()).all()
     assert (dense.groupby("qid").size() == 250).all()  # every answer, best passage each
     qrels = read_qrels(sample.task1_qrels)
     table = compare({"bm25": bm, "dense": dense, "rerank": rerank}, qrels)
-    assert table.loc["dense", "nDCG'"] > 0.5
+    # The packaged MiniLM on the sample (float noise across machines: 1e-3); BM25: 0.9336.
+    assert table["nDCG'"].to_dict() == pytest.approx(
+        {"bm25": 0.9336, "dense": 0.9690, "rerank": 0.9522}, abs=1e-3)
 
 
 def test_dense_finds_an_answer_by_its_own_text(sample_index):
@@ -166,8 +172,17 @@ def test_fusion_combines_bm25_and_dense(sample_index):
 
     pipe = neural.fusion(sample_index)
     assert isinstance(pipe, LinearFusion) and pipe.weights == list(neural.FUSION_WEIGHTS)
-    res = pipe.search("integration by parts")
-    assert res.score.max() <= 1.0 + 1e-9 and res["rank"].iloc[0] == 0
+    query = "integration by parts"
+    res = pipe.search(query)
+
+    def minmax(r):  # per-query min-max normalisation, by hand
+        return dict(zip(r.docno, (r.score - r.score.min()) / (r.score.max() - r.score.min()),
+                        strict=True))
+
+    lexical, dense = (minmax(p.search(query)) for p in pipe.pipelines)
+    want = {d: 0.3 * lexical.get(d, 0.0) + 0.7 * dense.get(d, 0.0) for d in lexical | dense}
+    assert len(res) == len(want) and res["rank"].tolist() == list(range(len(res)))
+    assert dict(zip(res.docno, res.score, strict=True)) == pytest.approx(want, abs=1e-6)
 
 
 def test_crossencoder_pipeline_needs_a_model(sample_index, monkeypatch):
@@ -193,7 +208,8 @@ def test_cross_encoder_reranker_matches_the_model(trained_cross_encoder):
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_fusion_beats_bm25_by_ten_percent_on_the_2021_judged_pool(tmp_path):
-    from mathir.tasks import get_task, run_experiment
+    from mathir.experiment import run_experiment
+    from mathir.tasks import get_task
     from tests.conftest import real_path
 
     data = real_path("arqmath")

@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -64,44 +65,86 @@ def test_training_needs_both_classes(tmp_path):
         train_cross_encoder(pairs, tmp_path / "m", loss="pairwise")
 
 
-def test_smoke_training_one_step_saves_a_loadable_cross_encoder(tmp_path):
-    pytest.importorskip("sentence_transformers")
+def _untrained_cross_encoder(max_length: int = 32):
+    """The model train_cross_encoder starts from: the packaged MiniLM with a new one-logit
+    head, drawn after torch.manual_seed(seed) (seed 0), on the CPU."""
+    import torch
     from sentence_transformers import CrossEncoder
 
-    pairs = pd.DataFrame({"query": ["sum of squares"] * 2 + ["prime"] * 2,
-                          "text": ["$\\sum k^2 = n(n+1)(2n+1)/6$", "soup", "2 is prime", "a cat"],
-                          "label": [1, 0, 1, 0]})
-    out = train_cross_encoder(pairs, tmp_path / "ce", batch_size=2, max_length=32,
-                              max_steps=1, quiet=True)
+    from mathir.pipelines.neural import resolve_model
+
+    torch.manual_seed(0)
+    return CrossEncoder(resolve_model(None), num_labels=1, max_length=max_length, device="cpu")
+
+
+def _logits(model, pairs: pd.DataFrame):
+    import torch
+
+    return torch.as_tensor(model.predict(list(zip(pairs["query"], pairs["text"], strict=True)),
+                                         activation_fn=torch.nn.Identity()))
+
+
+PLANTS = pd.DataFrame({"qid": ["1"] * 4 + ["2"] * 2,
+                       "query": ["which gas do plants take in"] * 4 + ["is 2 prime"] * 2,
+                       "text": ["plants take in carbon dioxide", "a rock is hard",
+                                "the moon orbits the earth", "iron is a metal",
+                                "2 is a prime number", "a cat sleeps"],
+                       "label": [1, 0, 0, 0, 1, 0]})
+
+
+def test_pointwise_training_lowers_the_loss_and_saves_a_loadable_cross_encoder(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    out = train_cross_encoder(PLANTS, tmp_path / "ce", batch_size=6, max_length=32, epochs=3,
+                              learning_rate=2e-4, warmup=0.0, device="cpu", quiet=True)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["steps"] == 1 and manifest["pairs"] == 4 and manifest["positives"] == 2
+    assert manifest["steps"] == 3 and manifest["pairs"] == 6 and manifest["positives"] == 2
     assert manifest["base"].endswith("model")  # the packaged all-MiniLM-L6-v2
-    scores = CrossEncoder(str(out)).predict([("prime", "2 is prime"), ("prime", "a cat")])
-    assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+    # Three full-batch steps must lower the binary cross-entropy on the training pairs
+    # below that of the model training started from (about ln 2: its new head says ~0.5).
+    labels = torch.tensor(PLANTS["label"].to_numpy(), dtype=torch.float32)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    before = bce(_logits(_untrained_cross_encoder(), PLANTS), labels).item()
+    trained = CrossEncoder(str(out))
+    logits = _logits(trained, PLANTS)
+    after = bce(logits, labels).item()
+    assert after < before - 0.05, (before, after)
+    assert logits[0] > logits[1:4].max() and logits[4] > logits[5]  # positives above negatives
+    # The saved model reads like any CrossEncoder: predict() gives sigmoid(logit).
+    assert np.allclose(trained.predict([(PLANTS["query"][4], PLANTS["text"][4])]),
+                       torch.sigmoid(logits[4:5]).numpy(), atol=1e-5)
 
 
 def test_listwise_training_learns_to_put_the_positive_first(tmp_path):
     pytest.importorskip("sentence_transformers")
+    import torch
     from sentence_transformers import CrossEncoder
 
-    # One query, its positive and three negatives: a few listwise steps at a high
-    # learning rate must rank the positive first (the untrained head cannot be relied on).
-    pairs = pd.DataFrame({"qid": ["1"] * 4, "query": ["which gas do plants take in"] * 4,
-                          "text": ["plants take in carbon dioxide", "a rock is hard",
-                                   "the moon orbits the earth", "iron is a metal"],
-                          "label": [1, 0, 0, 0]})
-    out = train_cross_encoder(pairs.iloc[[0, 1, 2, 3] * 3].assign(label=[1, 0, 0, 0] * 3),
-                              tmp_path / "ce", batch_size=4, max_length=32, epochs=4,
-                              learning_rate=2e-4, warmup=0.0, loss="listwise", quiet=True)
+    # One query, its positive and three negatives (three copies: three groups, one step
+    # each per epoch). The untrained head ranks a negative first (see `before`).
+    pairs = PLANTS.iloc[:4]
+    out = train_cross_encoder(pairs.iloc[[0, 1, 2, 3] * 3], tmp_path / "ce", batch_size=4,
+                              max_length=32, epochs=2, learning_rate=2e-4, warmup=0.0,
+                              loss="listwise", device="cpu", quiet=True)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["loss"] == "listwise" and manifest["groups"] == 3
-    scores = CrossEncoder(str(out)).predict(list(zip(pairs["query"], pairs["text"], strict=True)))
-    assert scores.argmax() == 0
+    assert manifest["loss"] == "listwise" and manifest["groups"] == 3 and manifest["steps"] == 6
+
+    def listwise_loss(logits):  # softmax cross-entropy with the positive (row 0) as target
+        return -torch.log_softmax(logits, 0)[0].item()
+
+    before = _logits(_untrained_cross_encoder(), pairs)
+    after = _logits(CrossEncoder(str(out)), pairs)
+    assert listwise_loss(after) < listwise_loss(before) - 0.3, (before, after)
+    assert after.argmax() == 0
 
 
-def test_bi_encoder_training_saves_a_loadable_model_and_checks_its_input(tmp_path):
+def test_bi_encoder_training_pulls_positives_closer_and_checks_its_input(tmp_path):
     pytest.importorskip("sentence_transformers")
-    from mathir.pipelines.neural import load_bi_encoder
+    from sentence_transformers import SentenceTransformer
+
+    from mathir.pipelines.neural import load_bi_encoder, resolve_model
     from mathir.pipelines.reranker_training import train_bi_encoder
 
     pairs = pd.DataFrame({"qid": ["1", "1", "1", "2", "2"],
@@ -110,11 +153,22 @@ def test_bi_encoder_training_saves_a_loadable_model_and_checks_its_input(tmp_pat
                                    "the sun is a star", "a cat"],
                           "label": [1, 1, 0, 1, 0]})
     out = train_bi_encoder(pairs, tmp_path / "bi", batch_size=4, max_length=32, max_steps=2,
-                           quiet=True)
+                           learning_rate=1e-4, warmup=0.0, device="cpu", quiet=True)
     manifest = json.loads((out / "manifest.json").read_text())
     # three positives, two of one query: the batches hold at most one of each query
     assert manifest["steps"] == 2 and manifest["positives"] == 3
     assert load_bi_encoder(out).encode(["ice"]).shape == (1, 384)
+
+    def margins(model):
+        """Per query: mean cosine to its positives minus cosine to its negative."""
+        q = model.encode(["ice melts", "sun"], normalize_embeddings=True)
+        d = model.encode(pairs["text"].tolist(), normalize_embeddings=True)
+        s = q @ d.T
+        return np.array([s[0, :2].mean() - s[0, 2], s[1, 3] - s[1, 4]])
+
+    before = margins(SentenceTransformer(resolve_model(None), device="cpu"))
+    after = margins(SentenceTransformer(str(out), device="cpu"))
+    assert (after > before + 0.1).all(), (before, after)
     with pytest.raises(InputError, match="positive pairs"):
         train_bi_encoder(pairs.assign(label=0), tmp_path / "none")
     with pytest.raises(InputError, match="lack column"):

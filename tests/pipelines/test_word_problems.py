@@ -6,12 +6,11 @@ from mathir.pipelines.word_problems import (
     ProblemRetriever,
     WordProblemIndex,
     mask_numbers,
-    problems_file,
-    read_problem_topics,
     template_retrieval,
     trained_template_retrieval,
 )
 from mathir.samples import word_problems_sample
+from mathir.topics.word_problems import problems_file, read_problem_topics
 from tests.conftest import real_path
 
 
@@ -58,7 +57,8 @@ def _decoded(res):
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_draw_test_accuracies():
-    from mathir.evaluation.word_problems import compare, read_gold
+    from mathir.evaluation.word_problems import compare
+    from mathir.qrels.word_problems import read_gold
 
     d = real_path("word_problems", "draw_release")
     index = WordProblemIndex.build(d / "draw.json", train=d / "draw-train.txt")
@@ -70,7 +70,6 @@ def test_draw_test_accuracies():
                     gold)
     # Measured: hand 0.465 / 0.395 / 0.445, trained 0.545 / 0.435 / 0.520 (solution /
     # equation / derivation); the paper's solver: 52.0 / 48.0 / 48.0.
-    assert table.loc["hand", "solution_acc"] >= 0.44
-    assert table.loc["trained", "solution_acc"] >= 0.52
-    assert table.loc["trained", "derivation_acc"] >= 0.50
-    assert (table["solution_acc"] >= table["derivation_acc"]).all()
+    accuracies = ["solution_acc", "equation_acc", "derivation_acc"]
+    assert table.loc["hand", accuracies].tolist() == pytest.approx([0.465, 0.395, 0.445])
+    assert table.loc["trained", accuracies].tolist() == pytest.approx([0.545, 0.435, 0.520])

@@ -32,12 +32,14 @@ def tmpfile(data: bytes, suffix=".tsv") -> Path:
 
 
 def only_input_errors(fn, data: bytes, suffix=".tsv"):
+    """Run a reader on ``data``: it succeeds, or raises an InputError naming the file."""
+    path = tmpfile(data, suffix)
     try:
-        out = fn(tmpfile(data, suffix))
+        out = fn(path)
         if hasattr(out, "__next__"):
             list(out)
-    except InputError:
-        pass
+    except InputError as e:
+        assert e.path is not None and Path(e.path).name == path.name, str(e)
 
 
 @given(junk)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mathir.answers.checking import check_answer, read_answer_records
 from mathir.errors import InputError
-from mathir.indexing.formula_tuples import FormulaTokenizer
+from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens, tuple_tokens
 from mathir.indexing.slt import SLTError, slt_from_latex, slt_from_mathml
 from mathir.indexing.word_problems import iter_derivation_problems, iter_dolphin1878, read_split
 from mathir.indexing.worldtree import iter_table_facts, read_lemmas
@@ -39,14 +39,15 @@ def tmpfile(data: bytes, name="f.tsv") -> Path:
 
 
 def only_input_errors(fn, path):
+    """Run a reader on ``path``: it succeeds, or raises an InputError naming the file."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             out = fn(path)
             if hasattr(out, "__next__"):
                 list(out)
-        except InputError:
-            pass
+        except InputError as e:
+            assert e.path is not None and Path(e.path).name == path.name, str(e)
 
 
 READERS = [read_task2_run, read_task3_run, read_assignments, read_worldtree_run,
@@ -94,12 +95,16 @@ def test_answer_checking_never_raises(response, gold):
 def test_formula_parsing_falls_back_instead_of_raising(latex):
     tok = FormulaTokenizer()
     tokens = tok.tokens(latex)
-    assert isinstance(tokens, dict) and tok.fallbacks in (0, 1)
-    for parse in (slt_from_latex, slt_from_mathml):
-        try:
-            parse(latex)
-        except SLTError:
-            pass
+    try:  # the tuples of the formula's tree, when it parses
+        expected, fell_back = tuple_tokens(slt_from_latex(latex), 2, False, True, True), 0
+    except (SLTError, RecursionError):
+        expected, fell_back = latex_word_tokens(latex), 1  # else its LaTeX words, counted
+    assert tokens == expected
+    assert (tok.formulas, tok.fallbacks, sum(tok.errors.values())) == (1, fell_back, fell_back)
+    try:
+        slt_from_mathml(latex)
+    except SLTError:
+        pass
 
 
 @pytest.mark.filterwarnings("ignore")

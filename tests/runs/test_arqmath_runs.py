@@ -1,7 +1,11 @@
+import tempfile
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mathir.errors import InputError
 from mathir.runs.arqmath import read_run, validate_run, write_run
@@ -99,3 +103,68 @@ def test_real_trec_six_column_run():
 def test_real_five_column_run():
     run = read_run(real_path("arqmath", "runs", "arqmath1", "MIRMU-posthoc-ensemble-all-runs-task1.tsv"))
     assert len(run) == 98000 and set(run.name) == {"Run_Ensemble_0"}
+
+
+# --- streaming reader == the documented semantics, worked out with pandas on all rows
+
+def _reference(rows: list[tuple], max_results: int) -> tuple[pd.DataFrame, list[str]]:
+    """Read all rows, drop repeated pairs (first kept), sort, cut: what read_run promises."""
+    run = pd.DataFrame(rows, columns=["qid", "docno", "rank", "score", "name"])
+    messages = []
+    kept = run.drop_duplicates(["qid", "docno"], keep="first")
+    if len(kept) < len(run):
+        messages.append(f"dropped {len(run) - len(kept)} repeated (topic, document) rows")
+    kept = kept.sort_values(["qid", "score", "rank"], ascending=[True, False, True],
+                            kind="stable")
+    counts = kept.groupby("qid", sort=False).cumcount()
+    if (counts >= max_results).any():
+        messages.append(f"kept the best {max_results} rows of topics with more")
+    return kept[counts < max_results].reset_index(drop=True), messages
+
+
+def _read_with_warnings(path, **kwargs):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        run = read_run(path, **kwargs)
+    return run, [str(x.message).split(": ", 1)[1] for x in w]
+
+
+row_strategy = st.tuples(st.sampled_from(["A.1", "A.2", "A.10", "B.1"]),
+                         st.sampled_from([str(i) for i in range(8)]),
+                         st.integers(-2, 6), st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, -1.5]),
+                         st.just("r"))
+
+
+@given(rows=st.lists(row_strategy, min_size=1, max_size=60), max_results=st.integers(1, 5))
+def test_streamed_reading_matches_reading_everything(rows, max_results):
+    p = Path(tempfile.mkdtemp()) / "r.tsv"
+    p.write_text("".join(f"{q}\t{d}\t{r}\t{s!r}\t{n}\n" for q, d, r, s, n in rows))
+    run, messages = _read_with_warnings(p, max_results=max_results)
+    expected, expected_messages = _reference(rows, max_results)
+    pd.testing.assert_frame_equal(run, expected)
+    assert messages == expected_messages
+
+
+def test_a_repeat_of_a_cut_row_stays_dropped(tmp_path):
+    # the first row of pair (A.1, x) is cut (worse than two others); its later repeat
+    # scores best but is a repeat: it must not come back
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 x 1 0.1 r\nA.1 a 2 5 r\nA.1 b 3 4 r\nA.1 x 4 9 r\n")
+    run, messages = _read_with_warnings(p, max_results=2)
+    assert run["docno"].tolist() == ["a", "b"]
+    assert messages == ["dropped 1 repeated (topic, document) rows",
+                        "kept the best 2 rows of topics with more"]
+
+
+def test_hash_collisions_drop_nothing(tmp_path, monkeypatch):
+    # every pair gets the same fingerprint: the second pass tells pairs apart exactly
+    import mathir.runs.arqmath as arqmath
+
+    monkeypatch.setattr(arqmath, "hash", lambda pair: 7, raising=False)
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 x 1 1.0 r\nA.1 y 2 3.0 r\nA.2 x 1 2.0 r\nA.1 x 3 5.0 r\n")
+    run, messages = _read_with_warnings(p)
+    assert run[["qid", "docno", "score"]].values.tolist() == [["A.1", "y", 3.0],
+                                                              ["A.1", "x", 1.0],
+                                                              ["A.2", "x", 2.0]]
+    assert messages == ["dropped 1 repeated (topic, document) rows"]

@@ -1,5 +1,11 @@
+import tempfile
+import warnings
+from pathlib import Path
+
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mathir.errors import InputError
 from mathir.runs.worldtree import read_run, write_run
@@ -70,3 +76,41 @@ def test_fast_and_line_readers_agree(tmp_path):
     a, b = read_run(lf), read_run(crlf)
     assert a.drop(columns="name").equals(b.drop(columns="name"))
     assert a[["qid", "docno", "rank"]].values.tolist() == [["Q1", "b", 1], ["Q2", "c", 1], ["Q1", "a", 2]]
+
+
+# --- the compact reader == the documented semantics, worked out with pandas
+
+def _reference(lines: list[tuple], width: int, stem: str) -> pd.DataFrame:
+    if width == 2:
+        run = pd.DataFrame({"qid": [x[0] for x in lines], "docno": [x[1] for x in lines]})
+        run["score"], run["name"] = float("nan"), stem
+    else:
+        run = pd.DataFrame(lines, columns=["qid", "docno", "file_rank", "score", "name"])
+        run = run.sort_values(["qid", "score", "file_rank"], ascending=[True, False, True],
+                              kind="stable").drop(columns="file_rank")
+    key = run["qid"].str.lower() + "\t" + run["docno"].str.lower()
+    run = run[~key.duplicated()].reset_index(drop=True)
+    run["rank"] = run.groupby("qid", sort=False).cumcount() + 1
+    if width == 2:
+        run["score"] = -run["rank"].astype(float)
+    return run[["qid", "docno", "rank", "score", "name"]]
+
+
+wt_line = st.tuples(st.sampled_from(["Q1", "q1", "Q2", "Q10"]), st.sampled_from(["a", "A", "b", "c"]),
+                    st.integers(1, 4), st.sampled_from([0.0, -0.0, 1.0, 2.5]),
+                    st.sampled_from(["r", "s"]))
+
+
+@given(lines=st.lists(wt_line, min_size=1, max_size=40), width=st.sampled_from([2, 6]),
+       sep=st.sampled_from(["\t", " "]))
+def test_reading_matches_reading_everything_with_pandas(lines, width, sep):
+    p = Path(tempfile.mkdtemp()) / "predict.txt"
+    if width == 2:
+        p.write_text("".join(f"{q}{sep}{d}\n" for q, d, *_ in lines))
+    else:
+        p.write_text("".join(f"{q}{sep}Q0{sep}{d}{sep}{r}{sep}{s!r}{sep}{n}\n"
+                             for q, d, r, s, n in lines))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = read_run(p)
+    pd.testing.assert_frame_equal(run, _reference(lines, width, "predict"))
