@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from mathir.evaluation.tables import format_table
-from mathir.tasks import get_task, run_experiment
+from mathir.experiment import run_experiment
+from mathir.tasks import get_task
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "worldtree"
 
@@ -48,10 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     task = get_task("worldtree")
     data = task.data(args.data, args.split)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="worldtree-bench-"))
-    if args.bi_encoder:
-        os.environ["MATHIR_BI_ENCODER"] = args.bi_encoder
-    if args.cross_encoder:
-        os.environ["MATHIR_CROSS_ENCODER"] = args.cross_encoder
     if args.pipelines:
         names = [x.strip() for x in args.pipelines.split(",")]
     else:
@@ -59,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
                  if not ("dense" in n and not args.bi_encoder)
                  and not ("crossencoder" in n and not args.cross_encoder)]
     t0 = time.perf_counter()
-    res = run_experiment(task, data, names, out=out, quiet=True)
+    options = {k: v for k, v in (("bi_encoder", args.bi_encoder),
+                                 ("cross_encoder", args.cross_encoder)) if v}
+    res = run_experiment(task, data, names, out=out, quiet=True, options=options)
     total = time.perf_counter() - t0
     if res.table is None:
         print("error: this split has no gold explanations", file=sys.stderr)

@@ -3,17 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
 
 from mathir.errors import InputError
+from mathir.storage import USER_OS_ERRORS, require_output_file, require_writable_dir
 
 FORMATS = ("table", "markdown", "latex", "json")
 
 
-def _parser() -> argparse.ArgumentParser:
+def tasks_overview() -> str:
+    """Every registered task with its data labels, pipelines (* = run by default) and
+    measures: what ``mathir tasks`` prints and ``mathir experiment --help`` ends with.
+
+    >>> print(tasks_overview().splitlines()[0])
+    arqmath-task1: ARQMath Task 1: answer retrieval for Math StackExchange questions
+    """
+    from mathir.experiment import plugin_pipelines_by_task
+    from mathir.tasks import TASKS  # declarations only: imports no pipeline
+
+    plugins = plugin_pipelines_by_task()
+    lines = []
+    for name, task in TASKS.items():
+        pipes = [f"{p}*" if p in task.default_pipelines else p for p in task.pipelines]
+        pipes += [f"{p} (entry point)" for p in plugins.get(name, {}) if p not in task.pipelines]
+        lines += [f"{name}: {task.description}",
+                  f"  --year/--split: {', '.join(task.years) or '-'}",
+                  f"  pipelines: {', '.join(pipes)}",
+                  f"  measures: {', '.join(task.measures)} (primary {task.primary_measure})"]
+    return "\n".join(lines)
+
+
+def _parser(overview: bool = True) -> argparse.ArgumentParser:
+    """The argument parser; ``overview``: end ``experiment --help`` with the tasks (which
+    scans the installed packages' entry points, so only when help is asked for)."""
     p = argparse.ArgumentParser(prog="mathir", description="Math-aware retrieval experiments.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -31,18 +58,26 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
     sp.add_argument("--quiet", action="store_true", help="no progress bars")
 
-    sp = sub.add_parser("experiment", help="index, run the task's pipelines, compare them")
+    sp = sub.add_parser("experiment", help="index, run the task's pipelines, compare them",
+                        epilog="tasks (* = default pipelines):\n" + tasks_overview()
+                        if overview else None,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     sp.add_argument("task")
     common(sp)
-    sp.add_argument("--pipelines", help="comma-separated pipeline names (default: the task's)")
+    sp.add_argument("--pipelines", help="comma-separated pipeline names (default: the task's "
+                    "defaults, plus those of --pipeline and --pipelines-file)")
+    _add_own_pipelines(sp)
     sp.add_argument("--out", default="runs", help="output folder for run files (default: runs)")
     sp.add_argument("--index", help="index directory (default: under OUT/.index)")
-    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder and WorldTree "
-                    "ltr-crossencoder pipelines (from `mathir train-reranker`)")
-    sp.add_argument("--bi-encoder", help="model of the WorldTree ltr-dense pipelines "
-                    "(from `mathir train-reranker --kind bi-encoder`)")
+    _add_model_options(sp)
     sp.add_argument("--format", choices=FORMATS + ("html",), default="table",
                     help="html writes a self-contained report beside the runs")
+    sp.add_argument("--run-format", choices=("arqmath", "trec"), default="arqmath",
+                    help="run files: arqmath (default; the ARQMath-2/3 submission format, 5 "
+                    "columns; WorldTree: its predict format) or trec (6 columns)")
+    sp.add_argument("--per-topic", metavar="FILE.csv",
+                    help="write per-topic scores (qid, run, one column per measure) there, "
+                    "and the significance tests to FILE.significance.csv")
     sp.add_argument("--baseline", help="pipeline the others are tested against (default: first)")
     sp.add_argument("--test", choices=("t", "wilcoxon"), default="t", help="paired test")
     sp.add_argument("--correction", default="holm",
@@ -62,15 +97,16 @@ def _parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("run", help="run one pipeline and write its run file")
     sp.add_argument("task")
     common(sp)
-    sp.add_argument("--pipeline", required=True)
+    sp.add_argument("--pipeline", required=True, metavar="NAME[=MODULE:FACTORY]",
+                    help="a pipeline of the task, of an entry point or of --pipelines-file, "
+                    "or NAME=package.module:factory")
+    sp.add_argument("--pipelines-file", action="append", metavar="FILE.py",
+                    help="a Python file defining PIPELINES = {name: pipeline}")
     sp.add_argument("--index", help="index directory (default: under the run's folder)")
     sp.add_argument("--out", required=True, help="run file to write")
     sp.add_argument("--run-format", choices=("arqmath", "trec", "predict"), default="arqmath",
                     help="run file format (WorldTree: arqmath means its own 'predict' format)")
-    sp.add_argument("--cross-encoder", help="model of the bm25>>crossencoder and WorldTree "
-                    "ltr-crossencoder pipelines (from `mathir train-reranker`)")
-    sp.add_argument("--bi-encoder", help="model of the WorldTree ltr-dense pipelines "
-                    "(from `mathir train-reranker --kind bi-encoder`)")
+    _add_model_options(sp)
 
     sp = sub.add_parser("evaluate", help="evaluate run files with the task's measures")
     sp.add_argument("task")
@@ -125,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="cross-encoder loss: pointwise (binary cross-entropy; default) or "
                     "listwise (softmax over a positive and its query's negatives)")
 
+    sp = sub.add_parser("tasks", help="the tasks, their pipelines and measures")
+    sp.add_argument("--format", choices=("text", "json"), default="text")
+
     sp = sub.add_parser("answers", help="check model answers against gold answers (JSON lines)")
     sp.add_argument("--input", required=True, help='JSON lines {"response", "gold", ["extract", '
                     '"check", "policy"]}')
@@ -136,14 +175,71 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_own_pipelines(sp) -> None:
+    """``--pipeline NAME=MODULE:FACTORY`` and ``--pipelines-file FILE.py``."""
+    sp.add_argument("--pipeline", action="append", dest="own", metavar="NAME=MODULE:FACTORY",
+                    help="add your pipeline: a factory (index) -> pt.Transformer, or a "
+                    "transformer, importable from the current folder or an installed package "
+                    "(repeatable)")
+    sp.add_argument("--pipelines-file", action="append", metavar="FILE.py",
+                    help="add the pipelines of a Python file defining PIPELINES = "
+                    "{name: transformer | factory | 'module:factory'} (repeatable)")
+
+
+def _add_model_options(sp) -> None:
+    """``--cross-encoder`` and ``--bi-encoder``: keyword arguments of the factories."""
+    sp.add_argument("--cross-encoder", metavar="DIR", help="cross-encoder model (from `mathir "
+                    "train-reranker`): the cross_encoder argument of every pipeline taking one "
+                    "(bm25>>crossencoder, WorldTree ltr-crossencoder, ltr-dense-crossencoder)")
+    sp.add_argument("--bi-encoder", metavar="DIR", help="bi-encoder model (from `mathir "
+                    "train-reranker --kind bi-encoder`): the bi_encoder argument of every "
+                    "pipeline taking one (WorldTree ltr-dense, ltr-dense-crossencoder)")
+
+
+def _options(args) -> dict[str, str]:
+    return {k: v for k, v in (("cross_encoder", args.cross_encoder),
+                              ("bi_encoder", args.bi_encoder)) if v}
+
+
+def _split_reference(spec: str) -> tuple[str, str]:
+    name, sep, target = spec.partition("=")
+    if not sep or not name.strip() or ":" not in target:
+        raise InputError(f"--pipeline {spec!r}: expected NAME=package.module:factory")
+    return name.strip(), target.strip()
+
+
+def _own_pipelines(args) -> dict[str, object]:
+    """The pipelines of ``--pipelines-file`` and ``--pipeline NAME=MODULE:FACTORY``."""
+    from mathir.experiment import load_pipelines_file
+
+    found: dict[str, object] = {}
+    for file in args.pipelines_file or []:
+        for name, source in load_pipelines_file(file).items():
+            if name in found:
+                raise InputError(f"two pipelines are named {name!r}", path=file)
+            found[name] = source
+    refs = [_split_reference(spec) for spec in getattr(args, "own", None) or []]
+    if refs and os.getcwd() not in sys.path:
+        # `module:factory` from the current folder, as uvicorn and gunicorn resolve apps
+        # (the console script's sys.path starts with its own bin folder).
+        sys.path.insert(0, os.getcwd())
+    for name, target in refs:
+        if name in found:
+            raise InputError(f"two pipelines are named {name!r}")
+        found[name] = target
+    return found
+
+
 def _data(task, args):
     return task.data(args.data, args.year or args.split, args.collection)
 
 
 def _cmd_demo(args) -> None:
     from mathir.evaluation.tables import format_table
-    from mathir.tasks import TASKS, run_experiment
+    from mathir.experiment import run_experiment
+    from mathir.tasks import TASKS
 
+    require_writable_dir(args.out, "--out folder")
     for name, task in TASKS.items():
         res = run_experiment(task, out=args.out, quiet=args.quiet)
         print(f"== {name} ({task.description}) on the embedded sample ==")
@@ -153,30 +249,55 @@ def _cmd_demo(args) -> None:
         print()
 
 
+def _selection(task, args, own: dict[str, object]) -> list:
+    """What ``run_experiment`` runs: ``--pipelines`` (names of the task, of entry points
+    or of your own pipelines), or else the task's defaults and all of your own."""
+    if not args.pipelines:
+        return [*task.default_pipelines, *({n: s} for n, s in own.items())]
+    names = [p.strip() for p in args.pipelines.split(",") if p.strip()]
+    given = [_split_reference(spec)[0] for spec in args.own or []]
+    left_out = [n for n in given if n not in names]
+    if left_out:
+        raise InputError(f"--pipeline {left_out[0]} is not among --pipelines "
+                         f"{args.pipelines}: add it there, or leave --pipelines out")
+    return [{n: own[n]} if n in own else n for n in names]
+
+
 def _cmd_experiment(args) -> None:
     from mathir.evaluation.tables import format_table
-    from mathir.tasks import get_task, run_experiment
+    from mathir.experiment import run_experiment, significance_note, write_per_topic
+    from mathir.tasks import get_task
 
     task = get_task(args.task)
-    pipes = [p.strip() for p in args.pipelines.split(",") if p.strip()] if args.pipelines else None
-    res = run_experiment(task, _data(task, args), pipes, out=args.out, index_dir=args.index,
-                         quiet=args.quiet, baseline=args.baseline, test=args.test,
-                         correction=args.correction, workers=args.workers, ray_address=args.ray,
-                         reuse=not args.no_reuse)
+    require_writable_dir(args.out, "--out folder")
+    if args.per_topic:
+        require_output_file(args.per_topic, "--per-topic file")
+        if task.per_topic is None:
+            raise InputError(f"--per-topic: {task.name} has no per-topic scores (its measures "
+                             "are means only)")
+    own = _own_pipelines(args)
+    res = run_experiment(task, _data(task, args), _selection(task, args, own), out=args.out,
+                         index_dir=args.index, quiet=args.quiet, baseline=args.baseline,
+                         test=args.test, correction=args.correction, workers=args.workers,
+                         ray_address=args.ray, reuse=not args.no_reuse, options=_options(args),
+                         run_format=args.run_format)
     if res.table is None:
         print("no qrels for these topics; runs written:", file=sys.stderr)
-    elif args.format == "html":
-        from mathir.tasks import write_experiment_report
-
-        print(write_experiment_report(res))
     else:
-        print(format_table(res.table, args.format, significance=res.significance))
-        if res.significance is not None and args.format != "json":
-            print(f"† significantly different from {res.baseline} (paired {args.test}-test, "
-                  f"{args.correction} correction, p < 0.05)")
+        shown = "table" if args.format == "html" else args.format
+        print(format_table(res.table, shown, significance=res.significance,
+                           footnote=significance_note(res)))
+        if args.format == "html":
+            from mathir.experiment import write_experiment_report
+
+            print(write_experiment_report(res))
+        if args.per_topic:
+            for path in write_per_topic(res, args.per_topic):
+                print(f"per-topic: {path}", file=sys.stderr)
     if args.format != "json":
         for pipe, path in res.runs.items():
-            how = "reused: manifest matches" if pipe in res.reused else f"{res.seconds[pipe]:.1f}s"
+            how = ("reused: manifest matches" if pipe in res.reused else
+                   f"recomputed: {res.recomputed[pipe]}; {res.seconds[pipe]:.1f}s")
             print(f"{pipe}: {path} ({how})", file=sys.stderr)
     for what, path in getattr(res, "files", {}).items():
         print(f"{what}: {path}", file=sys.stderr)
@@ -191,14 +312,20 @@ def _cmd_index(args) -> None:
 
 
 def _cmd_run(args) -> None:
+    from mathir.experiment import resolve_pipelines
     from mathir.tasks import get_task
 
     task = get_task(args.task)
+    out = require_output_file(args.out, "--out run file")
+    own = _own_pipelines(argparse.Namespace(
+        pipelines_file=args.pipelines_file, own=[args.pipeline] if "=" in args.pipeline else []))
+    name = args.pipeline.partition("=")[0].strip()
+    pipeline = resolve_pipelines(task, [{name: own[name]} if name in own else name],
+                                 _options(args))[name]
     data = _data(task, args)
-    out = Path(args.out)
     index = task.index(data, args.index, quiet=args.quiet, cache_root=out.parent / ".index")
     topics = task.read_topics(data.topics)
-    pipe = task.pipeline(args.pipeline, index, verbose=not args.quiet)
+    pipe = pipeline.build(index, verbose=not args.quiet)
     results = pipe.transform(topics)
     task.write_run(results, out, name=out.stem, format=args.run_format, topics=topics["qid"])
     print(f"{out}: {results['qid'].nunique()} topics")
@@ -206,7 +333,7 @@ def _cmd_run(args) -> None:
 
 def _cmd_evaluate(args) -> None:
     from mathir.evaluation.tables import format_table
-    from mathir.tasks import evaluate_runs
+    from mathir.experiment import evaluate_runs
 
     options = {k: v for k, v in (("formula_index", args.formula_index),
                                  ("assignments", args.assignments),
@@ -240,6 +367,27 @@ COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_inde
 COMMANDS["answers"] = _cmd_answers
 
 
+def _cmd_tasks(args) -> None:
+    if args.format == "text":
+        print(tasks_overview())
+        return
+    import json
+
+    from mathir.experiment import plugin_pipelines_by_task
+    from mathir.tasks import TASKS
+
+    plugins = plugin_pipelines_by_task()
+    print(json.dumps({name: {"description": t.description, "years": list(t.years),
+                             "pipelines": list(dict.fromkeys([*t.pipelines,
+                                                              *plugins.get(name, {})])),
+                             "default_pipelines": list(t.default_pipelines),
+                             "measures": dict(t.measures), "primary_measure": t.primary_measure}
+                      for name, t in TASKS.items()}))
+
+
+COMMANDS["tasks"] = _cmd_tasks
+
+
 def _cmd_train_reranker(args) -> None:
     from mathir.pipelines.reranker_training import (
         task_training_pairs,
@@ -252,6 +400,9 @@ def _cmd_train_reranker(args) -> None:
         raise InputError("--loss is a cross-encoder option: the bi-encoder learns from "
                          "in-batch negatives")
     task = get_task(args.task)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError("--out (the model directory) is a file", path=args.out)
+    require_writable_dir(Path(args.out).parent, "folder of --out")
     labels = (args.year or args.split or "").split(",")
     datasets = [task.data(args.data, label or None, args.collection) for label in labels]
     pairs = task_training_pairs(task, datasets, rel=args.rel, negatives_per_positive=args.negatives,
@@ -272,9 +423,91 @@ def _cmd_train_reranker(args) -> None:
 COMMANDS["train-reranker"] = _cmd_train_reranker
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind (removing temporaries, releasing locks), then exit 143."""
+
+
+# Seconds a SIGTERM may wait for Python code: while the main thread is inside a long
+# native call (PISA compiling an index), the handler cannot run before the call returns.
+TERMINATE_GRACE_S = 3.0
+
+
+def _terminate(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM kills at once
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminate_cleanly():
+    """Turn SIGTERM into :class:`Terminated` while a command runs.
+
+    Python's default SIGTERM ends the process without running ``finally`` blocks, and so
+    leaves the temporary files of a run or index being written; as an exception it
+    unwinds like Ctrl-C. Where the main thread sits in native code, a watchdog thread
+    (woken through ``signal.set_wakeup_fd``) ends the process after
+    :data:`TERMINATE_GRACE_S`; the next run removes what that leaves. (Only the main
+    thread can install a handler.)
+    """
+    import threading
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread
+        yield
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    done = threading.Event()
+
+    def watchdog() -> None:
+        while not done.is_set():
+            woken = os.read(read, 512)
+            if not woken:  # the pipe was closed: the command is over
+                return
+            if signal.SIGTERM in woken and not done.wait(TERMINATE_GRACE_S):
+                os.write(2, b"error: terminated\n")
+                os._exit(128 + signal.SIGTERM)
+
+    thread = threading.Thread(target=watchdog, name="mathir-sigterm", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous_fd)
+        signal.signal(signal.SIGTERM, previous)
+        os.close(write)
+        thread.join()
+        os.close(read)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines():
+    """Each warning shown once per place, as one ``warning: ...`` line (restored after)."""
+    previous = warnings.formatwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
+        try:
+            yield
+        finally:
+            warnings.formatwarning = previous
+
+
+def _quiet(quiet: bool):
+    """``--quiet``: no progress bar, and no warning or log message of the libraries."""
+    if not quiet:
+        return contextlib.nullcontext()
+    from mathir.experiment import quiet_libraries
+
+    return quiet_libraries()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mathir`` console script; returns the exit status."""
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser(overview=any(a in ("-h", "--help") for a in argv))
     args, extra = parser.parse_known_args(argv)
     if extra:
         # evaluate's RUN ... may be empty (nargs="*"), so argparse matches it before the
@@ -291,24 +524,28 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         _parser().print_help()
         return 2
-    if getattr(args, "quiet", False):
-        os.environ["TQDM_DISABLE"] = "1"
-    if getattr(args, "cross_encoder", None):  # read by the bm25>>crossencoder pipeline
-        os.environ["MATHIR_CROSS_ENCODER"] = args.cross_encoder
-    if getattr(args, "bi_encoder", None):  # read by the WorldTree ltr-dense pipelines
-        os.environ["MATHIR_BI_ENCODER"] = args.bi_encoder
-    warnings.simplefilter("default")
-    warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
     try:
-        COMMANDS[args.command](args)
+        with _terminate_cleanly(), _warnings_as_lines(), _quiet(getattr(args, "quiet", False)):
+            COMMANDS[args.command](args)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("error: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        # A read-only or full disk, a folder where a file goes: the user's to fix. Other
+        # OS errors (a missing internal file) are bugs and keep their traceback.
+        if e.errno not in USER_OS_ERRORS:
+            raise
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,26 +1,97 @@
 """Atomic output: files and directories appear whole or not at all.
 
 A writer works on a temporary sibling and renames it into place, so an interrupted
-run or index build leaves the previous output intact.
+run or index build leaves the previous output intact. A temporary's name carries its
+writer's process id and host (``.run.tsv.4242-1a2b3c4d.k3j_x9q1.tmp``): the next writer
+of the same path removes the temporaries of writers that are dead, never those of a
+live concurrent process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
+
+from mathir._version import __version__
+from mathir.errors import InputError
+
+# Errors of the file system a user can cause or fix (a read-only or full disk, a
+# directory where a file is expected): the CLI reports them in one line.
+USER_OS_ERRORS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+                            errno.EISDIR, errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG})
 
 
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _host() -> str:
+    return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _owner() -> str:
+    """``PID-HOST`` of this process: the part of a temporary's name that tells its writer."""
+    return f"{os.getpid()}-{_host()}"
+
+
+def _temporary_prefix(path: Path) -> str:
+    return f".{path.name}.{_owner()}."
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _stale_temporaries(path: Path) -> list[Path]:
+    """Temporaries of ``path`` whose writer is dead (or that an older mathir left, unnamed)."""
+    name = re.escape(path.name)
+    # mkstemp/mkdtemp's random part has no "." or "-" (tempfile._RandomNameSequence).
+    ours = re.compile(rf"\.{name}\.(\d+)-([0-9a-f]{{8}})\.(?:[a-z0-9_]+\.tmp|old)")
+    legacy = re.compile(rf"\.{name}\.(?:[a-z0-9_]{{8}}\.tmp|\d+\.old)")
+    host = _host()
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    stale = []
+    for n in names:
+        m = ours.fullmatch(n)
+        if m:
+            # A temporary of another host cannot be judged from here: left alone.
+            if m.group(2) == host and not _pid_alive(int(m.group(1))):
+                stale.append(path.parent / n)
+        elif legacy.fullmatch(n):
+            stale.append(path.parent / n)
+    return stale
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
 
 
 @contextlib.contextmanager
@@ -35,8 +106,13 @@ def atomic_file(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     True
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                   dir=path.parent)
+    except OSError as e:
+        raise _user_os_error(e, f"cannot write {path.name!r} here", path.parent) from None
     os.chmod(tmp, 0o666 & ~_umask())
     kwargs = {} if "b" in mode else {"encoding": encoding, "newline": ""}
     try:
@@ -58,8 +134,13 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     The old directory (if any) is removed only after the new one is in place.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path)
+        tmp = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                    dir=path.parent))
+    except OSError as e:
+        raise _user_os_error(e, f"cannot write {path.name!r} here", path.parent) from None
     os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
@@ -68,7 +149,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         raise
     old = None
     if path.exists():
-        old = path.parent / f".{path.name}.{os.getpid()}.old"
+        old = path.parent / f".{path.name}.{_owner()}.old"
         shutil.rmtree(old, ignore_errors=True)
         os.replace(path, old)
     os.replace(tmp, path)
@@ -77,18 +158,42 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: str | Path) -> Iterator[None]:
+def scratch_directory(path: str | Path) -> Iterator[Path]:
+    """A temporary folder beside ``path`` (named like its temporaries), removed at the end.
+
+    >>> import tempfile, pathlib
+    >>> with scratch_directory(pathlib.Path(tempfile.mkdtemp()) / "pisa") as d:
+    ...     d.name.startswith(".pisa.")
+    True
+    """
+    path = Path(path)
+    remove_stale_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | Path, message: str = "folder not writable") -> Iterator[None]:
     """Hold an exclusive advisory lock on ``path`` + ``.lock`` (waits for other holders).
 
     Two experiments building the same index wait for each other; the second then finds
-    the index up to date instead of racing to replace it.
+    the index up to date instead of racing to replace it. Only writers lock: a reader
+    of a finished index or run never creates the lock file (its folder may be read-only).
+    A folder where the lock cannot be created is an :class:`InputError` (``message``).
     """
     import fcntl
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.parent / f".{path.name}.lock"
-    with open(lock, "a+") as f:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(lock, "a+")  # noqa: SIM115 - closed by the with below
+    except OSError as e:
+        raise _user_os_error(e, message, path.parent) from None
+    with f:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -96,21 +201,198 @@ def exclusive_lock(path: str | Path) -> Iterator[None]:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-def remove_stale_temporaries(path: str | Path) -> int:
-    """Delete temporaries that a killed writer of ``path`` left behind; returns how many.
+def build_or_reuse(path: str | Path, wanted: dict, build_into: Callable[[Path], dict | None], *,
+                   overwrite: bool = False, pt_meta: dict | None = None) -> bool:
+    """Build the output directory ``path`` unless its manifest already holds ``wanted``.
 
-    Call it only while holding :func:`exclusive_lock` on ``path``, so that no live
-    writer's temporary is removed.
+    The one protocol of every mathir index; returns whether it built. An up-to-date
+    directory is reused without locking, so a read-only index opens with no file created
+    beside it. Otherwise, under :func:`exclusive_lock`, the manifest is checked again (a
+    concurrent process may have built it while this one waited), temporaries of killed
+    builds are removed, and ``build_into(tmp)`` writes the files into a temporary
+    directory (:func:`atomic_directory`) that replaces ``path`` when it returns;
+    ``build_into`` returns the manifest's own fields (counts), and ``manifest.json`` then
+    holds ``wanted``, those and ``mathir_version``. ``overwrite`` rebuilds even an up-to-date directory.
+
+    ``pt_meta`` is PyTerrier's artifact metadata (``pt_meta.json``: ``type``, ``format``,
+    ``package_hint``), which makes the directory loadable by ``pt.Artifact.load``. It is
+    written with every build; an up-to-date directory that lacks it (built by an older
+    mathir) gets it added in place rather than rebuilt, or, where its folder cannot be
+    written, is reused as it is.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "idx"
+    >>> build = lambda tmp: {"num_docs": (tmp / "docs.txt").write_text("a b")}
+    >>> build_or_reuse(d, {"kind": "demo", "format": 1}, build)
+    True
+    >>> build_or_reuse(d, {"kind": "demo", "format": 1}, build), read_manifest(d)["num_docs"]
+    (False, 3)
     """
     path = Path(path)
+
+    def stale() -> bool:
+        existing = read_manifest(path)
+        return overwrite or existing is None or any(existing.get(k) != v
+                                                    for k, v in wanted.items())
+
+    def lacks_pt_meta() -> bool:
+        return pt_meta is not None and _read_json(path / "pt_meta.json") != pt_meta
+
+    # Checked first without the lock, which would create a file beside the index.
+    if not stale():
+        if lacks_pt_meta():
+            _add_pt_meta(path, pt_meta, stale)
+        return False
+    with exclusive_lock(path, message=f"cannot write {path.name!r} here"):
+        if not stale():  # built meanwhile by a concurrent process
+            return False
+        # atomic_directory first removes what killed builds of ``path`` left behind.
+        with atomic_directory(path) as tmp:
+            extra = build_into(tmp) or {}
+            if pt_meta is not None:
+                with open(tmp / "pt_meta.json", "w", encoding="utf-8") as f:
+                    json.dump(pt_meta, f)
+            write_manifest(tmp, {**wanted, **extra, "mathir_version": __version__})
+    return True
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _add_pt_meta(path: Path, pt_meta: dict, stale: Callable[[], bool]) -> None:
+    """Write ``pt_meta.json`` into the up-to-date index ``path``; skipped when unwritable."""
+    try:
+        with exclusive_lock(path):
+            # A concurrent rebuild (which writes it too) may have replaced the index.
+            if not stale() and _read_json(path / "pt_meta.json") != pt_meta:
+                with atomic_file(path / "pt_meta.json") as f:
+                    json.dump(pt_meta, f)
+    except InputError:
+        pass  # a read-only index: searchable through its class, not pt.Artifact.load
+    except OSError as e:
+        if e.errno not in USER_OS_ERRORS:
+            raise
+
+
+def artifact_meta(artifact: type) -> dict:
+    """The ``pt_meta.json`` of a mathir artifact class (``ARTIFACT_TYPE``, ``ARTIFACT_FORMAT``).
+
+    ``pt.Artifact.load(path)`` reads it and opens the class registered as the entry point
+    ``TYPE.FORMAT`` of the group ``pyterrier.artifact``.
+
+    >>> class Demo:
+    ...     ARTIFACT_TYPE, ARTIFACT_FORMAT = "sparse_index", "mathir.demo"
+    >>> artifact_meta(Demo)
+    {'type': 'sparse_index', 'format': 'mathir.demo', 'package_hint': 'mathir'}
+    """
+    return {"type": artifact.ARTIFACT_TYPE, "format": artifact.ARTIFACT_FORMAT,
+            "package_hint": "mathir"}
+
+
+def _user_os_error(e: OSError, message: str, path: Path) -> InputError:
+    """The InputError to raise for ``e`` when the user can fix it; re-raises ``e`` else."""
+    if e.errno not in USER_OS_ERRORS:
+        raise e
+    return InputError(f"{message} ({e.strerror})", path=path)
+
+
+def require_writable_dir(path: str | Path, what: str = "output folder") -> Path:
+    """Create the folder ``path`` if needed and check that files can be written in it.
+
+    Checked before any work, so that a bad ``--out`` fails at once, not after an hour of
+    retrieval; an existing file, a read-only or full disk is an :class:`InputError`.
+
+    >>> require_writable_dir(__file__)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: .../storage.py: output folder is a file, not a folder
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{what} is a file, not a folder", path=p)
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise InputError(f"{what} {str(p)!r} lies under a file", path=parent)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p):
+            pass
+    except OSError as e:
+        raise _user_os_error(e, f"{what} not writable", p) from None
+    return p
+
+
+def require_output_file(path: str | Path, what: str = "output file") -> Path:
+    """Check, before any work, that the file ``path`` can be written (atomically).
+
+    >>> import tempfile
+    >>> require_output_file(tempfile.mkdtemp())  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: /tmp/...: output file is a folder; name the file to write
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{what} is a folder; name the file to write", path=p)
+    require_writable_dir(p.parent, f"folder of the {what}")
+    return p
+
+
+def remove_stale_temporaries(path: str | Path) -> int:
+    """Delete temporaries that killed writers of ``path`` left behind; returns how many.
+
+    A temporary whose writer (the process id in its name) is still alive on this host,
+    or that another host wrote, is kept; so is everything when the folder is unwritable.
+    :func:`atomic_file` and :func:`atomic_directory` call this before they write.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / ".run.tsv.999999999-00000000.abc.tmp").write_text("other host")
+    >>> remove_stale_temporaries(d / "run.tsv")
+    0
+    """
     n = 0
-    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.unlink(missing_ok=True)
+    for tmp in _stale_temporaries(Path(path)):
+        try:
+            _remove(tmp)
+        except OSError:
+            continue
         n += 1
     return n
+
+
+def walk_glob(root: str | Path, pattern: str) -> list[Path]:
+    """Like ``sorted(Path(root).rglob(pattern))``, but following symbolic links to folders.
+
+    ``Path.rglob`` does not enter a linked folder (Python < 3.13), so a data directory
+    made of links would find nothing. ``os.walk(followlinks=True)`` does; a link back to
+    an ancestor (a loop) is entered once, by remembering each real folder's device and
+    inode. Matches are files and folders whose name matches ``pattern``.
+
+    >>> from mathir.samples import arqmath_sample
+    >>> [p.name for p in walk_glob(arqmath_sample().posts.parent, "Posts.V1.3.xml")]
+    ['Posts.V1.3.xml']
+    """
+    root = Path(root)
+    seen: set[tuple[int, int]] = set()
+    hits: list[Path] = []
+    for d, dirs, files in os.walk(root, followlinks=True):
+        try:
+            st = os.stat(d)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs.sort()
+        for n in (*dirs, *files):
+            if fnmatch.fnmatchcase(n, pattern):
+                hits.append(Path(d) / n)
+    return sorted(hits)
 
 
 def file_fingerprint(path: str | Path, sample_bytes: int = 1 << 20) -> dict:
@@ -124,7 +406,7 @@ def file_fingerprint(path: str | Path, sample_bytes: int = 1 << 20) -> dict:
     """
     p = Path(path).resolve()
     if p.is_dir():
-        files = sorted(x for x in p.rglob("*") if x.is_file())
+        files = [x for x in walk_glob(p, "*") if x.is_file()]
         h = hashlib.sha256()
         size = 0
         mtime = 0

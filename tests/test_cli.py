@@ -77,3 +77,137 @@ def test_cli_parity_mirmu(capsys):
     scores = json.loads(capsys.readouterr().out)["prim_MIRMU-task1-Ensemble-auto-both-A"]
     assert round(scores["nDCG'"], 3) == 0.238
     assert round(scores["MAP'"], 3) == 0.064 and round(scores["P'@10"], 3) == 0.139
+
+
+# --- experiment: extras, quiet, output formats ----------------------------------------------
+
+REVERSED = """
+import pyterrier as pt
+import mathir
+
+PIPELINES = {"reversed": lambda index: mathir.bm25(index) >> pt.apply.doc_score(lambda r: -r.score)}
+"""
+
+
+def test_ray_without_ray_is_one_error_line_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    out = tmp_path / "runs"
+    assert main(["experiment", "arqmath-task1", "--ray", "local", "--out", str(out),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --ray") and "pip install 'mathir[cluster]'" in err[0]
+    assert not (out / ".index").exists()  # no index was built
+
+
+def test_the_dagger_note_follows_marked_tables_and_sits_inside_latex(tmp_path, capsys):
+    pipelines = tmp_path / "reversed.py"
+    pipelines.write_text(REVERSED)
+    argv = ["experiment", "arqmath-task1", "--pipelines", "bm25,reversed", "--pipelines-file",
+            str(pipelines), "--out", str(tmp_path / "runs"), "--quiet"]
+    assert main(argv + ["--format", "markdown"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "†" in lines[3] and lines[3].startswith("| reversed")
+    assert lines[4:] == ["", "† significantly different from bm25 (paired t-test, holm "
+                             "correction, p < 0.05)"]
+    assert main(argv + ["--format", "latex"]) == 0
+    latex = capsys.readouterr().out.strip().splitlines()
+    assert latex[-1] == r"\end{tabular}" and latex[-3] == r"\bottomrule"
+    assert latex[-2].startswith(r"\multicolumn{5}{l}{\footnotesize $^\dagger$ significantly "
+                                "different from bm25")
+
+
+def test_json_stays_one_object(tmp_path, capsys):
+    pipelines = tmp_path / "reversed.py"
+    pipelines.write_text(REVERSED)
+    assert main(["experiment", "arqmath-task1", "--pipelines-file", str(pipelines), "--out",
+                 str(tmp_path / "runs"), "--format", "json", "--per-topic",
+                 str(tmp_path / "pt.csv"), "--quiet"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert list(table) == ["tfidf", "bm25", "reversed"]
+    assert table["reversed"]["nDCG'"] == pytest.approx(0.5826, abs=1e-4)
+
+
+def test_per_topic_scores_and_significance_as_csv(tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "scores.csv"
+    assert main(["experiment", "arqmath-task1", "--out", str(tmp_path / "runs"), "--format",
+                 "json", "--per-topic", str(out), "--baseline", "bm25", "--quiet"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    scores = pd.read_csv(out, dtype={"qid": str})
+    assert list(scores.columns) == ["qid", "run", "nDCG'", "MAP'", "P'@10", "bpref"]
+    assert len(scores) == 20 and set(scores["run"]) == {"tfidf", "bm25"}
+    means = scores.groupby("run")["nDCG'"].mean()
+    assert means["bm25"] == pytest.approx(table["bm25"]["nDCG'"], abs=1e-5)
+    sig = pd.read_csv(tmp_path / "scores.significance.csv")
+    assert list(sig.columns[:5]) == ["run", "measure", "baseline", "test", "correction"]
+    row = sig[(sig["run"] == "tfidf") & (sig["measure"] == "nDCG'")].iloc[0]
+    assert row["baseline"] == "bm25" and row["correction"] == "holm"
+    assert row["delta"] == pytest.approx(means["tfidf"] - means["bm25"], abs=1e-5)
+    assert 0 < row["p"] <= 1 and "significant" in sig.columns
+
+
+def test_per_topic_is_refused_before_work_where_there_are_none(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(["experiment", "word-problems", "--out", str(out), "--per-topic",
+                 str(tmp_path / "x.csv"), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("error: --per-topic: word-problems has no "
+                                              "per-topic scores")
+    assert not (out / ".index").exists()
+
+
+def test_run_format_trec_is_written_recorded_and_scores_the_same(tmp_path, capsys):
+    argv = ["experiment", "arqmath-task1", "--pipelines", "bm25", "--out", str(tmp_path),
+            "--format", "json", "--quiet"]
+    assert main(argv) == 0
+    five = json.loads(capsys.readouterr().out)
+    run = tmp_path / "arqmath-task1" / "sample" / "bm25.tsv"
+    assert len(run.read_text().splitlines()[0].split("\t")) == 5
+    assert main(argv + ["--run-format", "trec"]) == 0
+    assert json.loads(capsys.readouterr().out) == five
+    first = run.read_text().splitlines()[0].split("\t")
+    assert len(first) == 6 and first[1] == "Q0"
+    manifest = json.loads(run.with_name("bm25.manifest.json").read_text())
+    assert manifest["format"] == "trec"
+
+
+NOISY = '''
+import logging
+import warnings
+
+import pyterrier as pt
+
+import mathir
+
+
+def noisy(index):
+    """What a neural pipeline prints while it loads: progress bars, library warnings."""
+    import tqdm
+    from transformers.utils import logging as tlog
+
+    for _ in tlog.tqdm(range(3), desc="Loading weights"):
+        pass
+    for _ in tqdm.tqdm(range(3), desc="Batches"):
+        pass
+    tlog.get_logger("transformers.modeling_utils").warning("Some weights were not used")
+    # pyterrier's add_ranks calls DataFrame.drop(inplace=True): a pandas FutureWarning
+    return mathir.bm25(index) >> pt.apply.generic(pt.model.add_ranks)
+
+
+PIPELINES = {"noisy": noisy}
+'''
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_quiet_silences_library_bars_and_warnings_not_ours(tmp_path, quiet):
+    # Before, --quiet still showed "Loading weights" bars and pandas `inplace` warnings.
+    (tmp_path / "noisy.py").write_text(NOISY)
+    argv = [sys.executable, "-m", "mathir.cli", "experiment", "arqmath-task1", "--pipelines",
+            "noisy", "--pipelines-file", "noisy.py", "--out", "runs", "--cross-encoder", "ce"]
+    proc = subprocess.run(argv + (["--quiet"] if quiet else []), capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    noise = ["Loading weights", "Batches", "Some weights were not used", "inplace"]
+    assert [n for n in noise if n in proc.stderr] == ([] if quiet else noise)
+    # mathir's own warnings stay
+    assert "warning: cross_encoder: used by none of the pipelines run (noisy)" in proc.stderr

@@ -5,7 +5,8 @@ import json
 import shutil
 
 from mathir.cli import main
-from mathir.tasks import get_task, run_experiment
+from mathir.experiment import run_experiment
+from mathir.tasks import get_task
 
 
 def test_significance_against_the_chosen_baseline(tmp_path):
@@ -21,18 +22,23 @@ def test_runs_are_reused_only_while_their_manifest_matches(tmp_path, sample):
     first = run_experiment("arqmath-task1", out=tmp_path, quiet=True)
     assert first.reused == []
     manifest = json.loads((tmp_path / "arqmath-task1" / "sample" / "bm25.manifest.json").read_text())
-    assert "PisaBM25(" in manifest["pipeline"] and "k1=1.2" in manifest["pipeline"]
-    assert manifest["topics"]["sha256"] and manifest["index"]
+    # the identity is declared: factory, arguments, code; the repr only describes
+    assert manifest["pipeline"] == {"name": "bm25", "factory": "mathir.pipelines.lexical:bm25",
+                                    "kwargs": {}, "code": manifest["pipeline"]["code"]}
+    assert "PisaBM25(" in manifest["description"] and "k1=1.2" in manifest["description"]
+    assert manifest["topics"]["sha256"] and manifest["index"] and manifest["source"]["mathir"]
     again = run_experiment("arqmath-task1", out=tmp_path, quiet=True)
-    assert again.reused == ["tfidf", "bm25"]
+    assert again.reused == ["tfidf", "bm25"] and again.recomputed == {}
     assert again.table.equals(first.table)
     # a changed topic file invalidates both runs
     topics = tmp_path / "topics.xml"
     shutil.copy(sample.task1_topics, topics)
     topics.write_text(topics.read_text().replace("</Topics>", "</Topics>\n"))
     data = dataclasses.replace(get_task("arqmath-task1").data(), topics=topics)
-    assert run_experiment("arqmath-task1", data, out=tmp_path, quiet=True).reused == []
-    assert run_experiment("arqmath-task1", data, out=tmp_path, quiet=True, reuse=False).reused == []
+    changed = run_experiment("arqmath-task1", data, out=tmp_path, quiet=True)
+    assert changed.reused == [] and set(changed.recomputed.values()) == {"the topics changed"}
+    off = run_experiment("arqmath-task1", data, out=tmp_path, quiet=True, reuse=False)
+    assert off.reused == [] and set(off.recomputed.values()) == {"reuse turned off"}
 
 
 def test_parallel_workers_give_the_same_table(tmp_path):
@@ -43,22 +49,74 @@ def test_parallel_workers_give_the_same_table(tmp_path):
         assert one.runs[name].read_text() == two.runs[name].read_text()
 
 
-def test_cli_html_report_and_marked_table(tmp_path, capsys):
+def test_cli_html_report_prints_the_table_and_the_path(tmp_path, capsys):
+    # Before: only the path was printed.
     assert main(["experiment", "arqmath-task1", "--out", str(tmp_path), "--quiet", "--format", "html",
                  "--baseline", "bm25", "--test", "wilcoxon"]) == 0
     report = tmp_path / "arqmath-task1" / "sample" / "report.html"
-    assert capsys.readouterr().out.strip() == str(report)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split() == ["run", "nDCG'", "MAP'", "P'@10", "bpref"]
+    assert lines[2].split()[:2] == ["tfidf", "0.9344"] and lines[3].split()[:2] == ["bm25", "0.9336"]
+    assert lines[-1] == str(report)
     page = report.read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") >= 1 and "bm25 (baseline)" in page
-    assert main(["experiment", "arqmath-task1", "--out", str(tmp_path), "--quiet",
-                 "--format", "markdown"]) == 0
-    out = capsys.readouterr().out
-    assert "| tfidf" in out and "significantly different from tfidf" in out
+
+
+def test_no_dagger_footnote_without_a_dagger(tmp_path, capsys):
+    # Before: "† significantly different ..." followed every table with significance tests,
+    # also when no value was marked (tfidf and bm25 do not differ on the sample).
+    for fmt in ("markdown", "table", "latex", "html"):
+        assert main(["experiment", "arqmath-task1", "--out", str(tmp_path), "--quiet",
+                     "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "tfidf" in out and "†" not in out and "\\dagger" not in out
+        assert "significantly different" not in out
 
 
 def test_worldtree_report_embeds_the_length_histogram(tmp_path):
-    from mathir.tasks import write_experiment_report
+    from mathir.experiment import write_experiment_report
 
     res = run_experiment("worldtree", out=tmp_path, quiet=True, pipelines=["tfidf", "bm25"])
     page = write_experiment_report(res).read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") >= 2  # per-topic chart + MAP by length
+
+
+def test_a_run_of_a_changed_collection_is_not_reused(tmp_path):
+    # Word problems have no index manifest to notice a collection edited in place: the
+    # run manifest's data fingerprint must (before, the stale runs were reused).
+    from mathir.samples import word_problems_sample
+
+    sample = word_problems_sample()
+    problems = json.loads(sample.problems.read_text(encoding="utf-8"))
+    train = set(sample.split("train").read_text().split())
+    # Every training problem becomes a copy of the first (under its own id): as many
+    # problems as before, so the pipelines' descriptions do not change, but one template.
+    first_train = next(p for p in problems if str(p["iIndex"]) in train)
+    edited = [{**first_train, "iIndex": p["iIndex"]} if str(p["iIndex"]) in train else p
+              for p in problems]
+    collection = tmp_path / "data" / "draw.json"
+    collection.parent.mkdir()
+    shutil.copy(sample.problems, collection)
+    task = get_task("word-problems")
+    data = task.data(collection=collection)
+    first = run_experiment(task, data, out=tmp_path / "runs", quiet=True)
+    collection.write_text(json.dumps(edited), encoding="utf-8")  # edited in place
+    alone = run_experiment(task, data, out=tmp_path / "alone", quiet=True)
+    assert not alone.table.equals(first.table)  # the edited collection scores otherwise
+    second = run_experiment(task, data, out=tmp_path / "runs", quiet=True)
+    assert second.reused == [] and second.table.equals(alone.table)
+    assert json.loads((tmp_path / "runs" / "word-problems" / "sample" /
+                       "nearest-template.manifest.json").read_text())["data"]["collection"]
+
+
+def test_unknown_correction_is_refused_before_any_work(tmp_path, capsys):
+    # Before: the whole experiment ran (index, runs), then statsmodels raised a traceback.
+    from mathir.cli import main
+
+    out = tmp_path / "runs"
+    assert main(["experiment", "arqmath-task1", "--correction", "bonferoni", "--out", str(out),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: unknown correction 'bonferoni'; expected one of bonferroni, sidak, "
+                   "holm-sidak, holm, simes-hochberg, hommel, fdr_bh, fdr_by, fdr_tsbh, fdr_tsbky"]
+    assert not (out / ".index").exists() and not (out / "arqmath-task1").exists()

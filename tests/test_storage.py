@@ -1,3 +1,4 @@
+import json
 import os
 import signal
 import subprocess
@@ -48,3 +49,276 @@ def test_killed_writer_leaves_previous_file_intact(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert target.read_text() == "previous\n"
+
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _host_tag(folder) -> str:
+    """The host part of this machine's temporary names (``.NAME.PID-HOST.RANDOM.tmp``)."""
+    with atomic_file(folder / "probe") as f:
+        f.write("x")
+        (name,) = [n for n in os.listdir(folder) if n.startswith(".probe.")]
+    (folder / "probe").unlink()
+    pid, host = name.split(".")[2].split("-")
+    assert int(pid) == os.getpid()
+    return host
+
+
+def test_next_writer_removes_temporaries_of_dead_writers_only(tmp_path):
+    host = _host_tag(tmp_path)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        names = {
+            "dead": f".run.tsv.{_dead_pid()}-{host}.abc123_x.tmp",
+            "live": f".run.tsv.{live.pid}-{host}.abc123_x.tmp",  # a concurrent writer's
+            "other host": f".run.tsv.{_dead_pid()}-00000000.abc123_x.tmp",
+            "other file": f".run.tsv.gz.{_dead_pid()}-{host}.abc123_x.tmp",
+            "legacy": ".run.tsv.k3j_x9q1.tmp",  # named by mathir before pids were
+        }
+        for n in names.values():
+            (tmp_path / n).write_text("half")
+        old_dir = tmp_path / f".run.tsv.{_dead_pid()}-{host}.old"  # atomic_directory's
+        old_dir.mkdir()
+        (old_dir / "x").write_text("x")
+        with atomic_file(tmp_path / "run.tsv") as f:
+            f.write("new\n")
+        left = sorted(os.listdir(tmp_path))
+        assert left == sorted([names["live"], names["other host"], names["other file"],
+                               "run.tsv"])
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_atomic_directory_removes_dead_writers_temporary_folders(tmp_path):
+    host = _host_tag(tmp_path)
+    dead = tmp_path / f".idx.{_dead_pid()}-{host}.abc123_x.tmp"
+    dead.mkdir()
+    (dead / "half").write_text("x")
+    with atomic_directory(tmp_path / "idx") as d:
+        (d / "a").write_text("1")
+    assert sorted(os.listdir(tmp_path)) == ["idx"]
+
+def test_sigterm_in_the_cli_runs_finally_blocks(tmp_path):
+    target = tmp_path / "run.tsv"
+    target.write_text("previous\n")
+    script = textwrap.dedent(f"""
+        import sys, time
+        import mathir.cli as cli
+        from mathir.storage import atomic_file
+
+        def write(args):
+            with atomic_file({str(target)!r}) as f:
+                f.write("half")
+                print("writing", flush=True)
+                time.sleep(30)
+
+        cli.COMMANDS["demo"] = write
+        sys.exit(cli.main(["demo"]))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and err.strip() == "error: terminated"
+    assert sorted(os.listdir(tmp_path)) == ["run.tsv"] and target.read_text() == "previous\n"
+
+
+def test_walk_glob_follows_linked_folders_once(tmp_path):
+    from mathir.storage import walk_glob
+
+    real = tmp_path / "real" / "deep"
+    real.mkdir(parents=True)
+    (real / "Posts.V1.3.xml").write_text("x")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "linked").symlink_to(tmp_path / "real", target_is_directory=True)
+    (data / "loop").symlink_to(data, target_is_directory=True)  # a cycle
+    (tmp_path / "real" / "up").symlink_to(tmp_path, target_is_directory=True)  # another
+    assert sorted(data.rglob("Posts.V1.3.xml")) == []  # what Path.rglob finds
+    hits = walk_glob(data, "Posts.V1.3.xml")
+    assert hits == [data / "linked" / "deep" / "Posts.V1.3.xml"]
+    assert walk_glob(data, "deep") == [data / "linked" / "deep"]  # folders match too
+
+
+# --- build_or_reuse: the one build protocol of every index ---------------------------
+
+
+WANTED = {"kind": "demo", "format": 1, "source": {"size": 3}}
+PT_META = {"type": "sparse_index", "format": "mathir.demo", "package_hint": "mathir"}
+
+
+class Builder:
+    """A ``build_into`` that records its calls and writes ``docs.txt``."""
+
+    def __init__(self, text: str = "a b c"):
+        self.text = text
+        self.calls = 0
+
+    def __call__(self, tmp):
+        self.calls += 1
+        (tmp / "docs.txt").write_text(self.text)
+        return {"num_docs": len(self.text.split())}
+
+
+def _listing(folder) -> dict:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def test_build_writes_files_manifest_and_pt_meta(tmp_path):
+    from mathir._version import __version__
+    from mathir.storage import build_or_reuse, read_manifest
+
+    idx = tmp_path / "idx"
+    assert build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META) is True
+    assert read_manifest(idx) == {**WANTED, "num_docs": 3, "mathir_version": __version__}
+    assert json.loads((idx / "pt_meta.json").read_text()) == PT_META
+    assert sorted(os.listdir(idx)) == ["docs.txt", "manifest.json", "pt_meta.json"]
+    assert sorted(os.listdir(tmp_path)) == [".idx.lock", "idx"]
+
+
+def test_up_to_date_is_reused_without_creating_a_lock_file(tmp_path):
+    from mathir.storage import build_or_reuse
+
+    idx = tmp_path / "idx"
+    build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META)
+    (tmp_path / ".idx.lock").unlink()
+    before = _listing(tmp_path)
+    again = Builder()
+    assert build_or_reuse(idx, dict(WANTED), again, pt_meta=PT_META) is False
+    assert again.calls == 0
+    assert _listing(tmp_path) == before  # a read-only index must open like this
+
+
+@pytest.mark.parametrize("change", ["format", "source", "missing key", "overwrite",
+                                    "no manifest"])
+def test_stale_is_rebuilt(tmp_path, change):
+    from mathir.storage import build_or_reuse, read_manifest
+
+    idx = tmp_path / "idx"
+    build_or_reuse(idx, WANTED, Builder("old"))
+    wanted, overwrite = dict(WANTED), False
+    if change == "format":
+        wanted["format"] = 2
+    elif change == "source":
+        wanted["source"] = {"size": 4}
+    elif change == "missing key":
+        wanted["params"] = {"stemmer": "porter2"}
+    elif change == "overwrite":
+        overwrite = True
+    else:
+        (idx / "manifest.json").unlink()
+    new = Builder("new text")
+    assert build_or_reuse(idx, wanted, new, overwrite=overwrite) is True
+    assert new.calls == 1 and (idx / "docs.txt").read_text() == "new text"
+    assert read_manifest(idx)["num_docs"] == 2 and read_manifest(idx)["format"] == wanted["format"]
+
+
+def test_failed_build_keeps_the_previous_directory(tmp_path):
+    from mathir.storage import build_or_reuse
+
+    idx = tmp_path / "idx"
+    build_or_reuse(idx, WANTED, Builder("old"))
+
+    def fails(tmp):
+        (tmp / "docs.txt").write_text("half")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        build_or_reuse(idx, {**WANTED, "format": 2}, fails)
+    assert (idx / "docs.txt").read_text() == "old"
+    assert sorted(os.listdir(tmp_path)) == [".idx.lock", "idx"]
+
+
+def test_concurrent_builder_waits_then_reuses(tmp_path):
+    import threading
+
+    from mathir.storage import build_or_reuse
+
+    idx = tmp_path / "idx"
+    started, go = threading.Event(), threading.Event()
+    first, second = Builder("first"), Builder("second")
+
+    def slow(tmp):
+        started.set()
+        assert go.wait(60)
+        return first(tmp)
+
+    a = threading.Thread(target=build_or_reuse, args=(idx, WANTED, slow))
+    a.start()
+    assert started.wait(60)
+    result = []
+    b = threading.Thread(target=lambda: result.append(build_or_reuse(idx, WANTED, second)))
+    b.start()
+    b.join(0.5)
+    assert b.is_alive()  # waiting for the lock, not building beside the first
+    go.set()
+    a.join(60)
+    b.join(60)
+    assert result == [False] and second.calls == 0 and first.calls == 1
+    assert (idx / "docs.txt").read_text() == "first"
+
+
+def test_killed_build_leaves_a_temporary_that_the_next_build_removes(tmp_path):
+    from mathir.storage import build_or_reuse
+
+    idx = tmp_path / "idx"
+    build_or_reuse(idx, WANTED, Builder("old"))
+    script = textwrap.dedent(f"""
+        import time
+        from mathir.storage import build_or_reuse
+
+        def stuck(tmp):
+            (tmp / "docs.txt").write_text("half")
+            print("building", flush=True)
+            time.sleep(60)
+
+        build_or_reuse({str(idx)!r}, {{"kind": "demo", "format": 2}}, stuck)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "building"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    assert len(left) == 1 and left[0].startswith(f".idx.{proc.pid}-")
+    assert (idx / "docs.txt").read_text() == "old"
+    # The lock died with its holder; the next build cleans the leftover and builds.
+    assert build_or_reuse(idx, {"kind": "demo", "format": 2}, Builder("new")) is True
+    assert sorted(os.listdir(tmp_path)) == [".idx.lock", "idx"]
+    assert (idx / "docs.txt").read_text() == "new"
+
+
+def test_up_to_date_without_pt_meta_gets_it_without_rebuild(tmp_path):
+    from mathir.storage import build_or_reuse
+
+    idx = tmp_path / "idx"
+    build_or_reuse(idx, WANTED, Builder())  # as an older mathir built it: no pt_meta.json
+    assert not (idx / "pt_meta.json").exists()
+    stamp = (idx / "docs.txt").stat().st_mtime_ns
+    again = Builder()
+    assert build_or_reuse(idx, WANTED, again, pt_meta=PT_META) is False
+    assert again.calls == 0 and (idx / "docs.txt").stat().st_mtime_ns == stamp
+    assert json.loads((idx / "pt_meta.json").read_text()) == PT_META
+    assert not [n for n in os.listdir(idx) if n.endswith(".tmp")]
+
+
+def test_up_to_date_without_pt_meta_in_a_read_only_folder_is_reused(tmp_path, monkeypatch):
+    import mathir.storage as storage
+
+    idx = tmp_path / "idx"
+    storage.build_or_reuse(idx, WANTED, Builder())
+    (tmp_path / ".idx.lock").unlink()
+
+    def unwritable(path, message="folder not writable"):
+        raise storage.InputError(f"{message} (Permission denied)", path=tmp_path)
+
+    monkeypatch.setattr(storage, "exclusive_lock", unwritable)
+    before = _listing(tmp_path)
+    assert storage.build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META) is False
+    assert _listing(tmp_path) == before

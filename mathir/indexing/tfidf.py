@@ -20,7 +20,12 @@ from sklearn.feature_extraction.text import TfidfTransformer
 from mathir.errors import InputError
 
 
-def _stop_stems(stemmer: str) -> set[str]:
+def stop_stems(stemmer: str) -> set[str]:
+    """Terrier's stopwords as ``stemmer`` stems them (what PISA's ``terrier`` list drops).
+
+    >>> "the" in stop_stems("porter2")
+    True
+    """
     import pyterrier_pisa
     from pyterrier_pisa.stopwords import _STOPWORDS
 
@@ -61,7 +66,7 @@ class TfidfIndex:
         self.docnos = np.array(docnos, dtype=object)
         self.idf = np.load(self.path / "idf.npy")
         self.stemmer = (self.path / "stemmer.txt").read_text(encoding="utf-8").strip()
-        self._stops = _stop_stems(self.stemmer)
+        self._stops = stop_stems(self.stemmer)
 
     @staticmethod
     def build_from_pisa(pisa_dir: str | Path, path: str | Path, stemmer: str = "porter2") -> int:
@@ -80,7 +85,7 @@ class TfidfIndex:
         del docids, freqs
         tfidf = TfidfTransformer(norm="l2", smooth_idf=True).fit(counts)
         idf = tfidf.idf_.astype(np.float32)
-        stops = _stop_stems(stemmer)
+        stops = stop_stems(stemmer)
         idf[[i for i, t in enumerate(terms) if t in stops]] = 0.0
         # TfidfTransformer.transform's weighting (tf * idf, then l2-normalised rows), done
         # in place on the CSC matrix: its CSR round trip costs 4 s and 1 GB per million

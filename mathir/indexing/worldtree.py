@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyterrier as pt
 from scipy import sparse
 
-import mathir
 from mathir.errors import InputError
-from mathir.storage import atomic_directory, file_fingerprint, read_manifest, write_manifest
+from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
 from mathir.tabular import iter_lines
 
 UID_COLUMN = "[SKIP] UID"
@@ -211,21 +211,26 @@ def tokenize(text: str) -> list[str]:
 
 def stopword_stems() -> frozenset[str]:
     """Terrier's stopword list, stemmed like the index (removed from facts and queries)."""
-    from mathir.indexing.tfidf import _stop_stems
+    from mathir.indexing.tfidf import stop_stems
 
-    return frozenset(_stop_stems(STEMMER))
+    return frozenset(stop_stems(STEMMER))
 
 
-class FactIndex:
+class FactIndex(pt.Artifact):
     """The facts of a tablestore and their term counts; open with ``FactIndex(path)``.
 
     Directory contents: ``facts.tsv`` (docno, table, text), ``counts.npz`` (facts x terms,
-    CSR), ``terms.txt``, ``manifest.json``. Built in a temporary directory and renamed
-    into place; reused while the tablestore is unchanged.
+    CSR), ``terms.txt``, ``manifest.json``, ``pt_meta.json`` (a PyTerrier artifact:
+    ``pt.Artifact.load(path)`` opens it too). Built in a temporary directory and renamed
+    into place; reused while the tablestore is unchanged
+    (:func:`mathir.storage.build_or_reuse`).
     """
 
+    ARTIFACT_TYPE = "sparse_index"
+    ARTIFACT_FORMAT = "mathir.facts"
+
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        super().__init__(path)
         self.manifest = read_manifest(self.path)
         if self.manifest is None or self.manifest.get("kind") != "worldtree-facts":
             raise InputError("not a mathir WorldTree fact index (no manifest.json)", path=self.path)
@@ -284,32 +289,30 @@ class FactIndex:
         True
         """
         root = tables_dir(tablestore)
-        path = Path(path)
         wanted = {"kind": "worldtree-facts", "format": INDEX_FORMAT,
                   "tablestore": file_fingerprint(root), "params": {"stemmer": STEMMER}}
-        existing = read_manifest(path)
-        if not overwrite and existing is not None and all(existing.get(k) == v
-                                                          for k, v in wanted.items()):
-            return cls(path)
-        ts = read_tablestore(root)
-        stops = stopword_stems()
-        vocab: dict[str, int] = {}
-        rows, cols = [], []
-        for i, text in enumerate(ts.facts["text"]):
-            for t in tokenize(text):
-                if t in stops:
-                    continue
-                rows.append(i)
-                cols.append(vocab.setdefault(t, len(vocab)))
-        counts = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)),
-                                   shape=(len(ts.facts), len(vocab)))
-        counts.sum_duplicates()
-        with atomic_directory(path) as tmp:
-            ts.facts.to_csv(tmp / "facts.tsv", sep="\t", index=False, quoting=3)
-            sparse.save_npz(tmp / "counts.npz", counts, compressed=False)
-            (tmp / "terms.txt").write_text("".join(t + "\n" for t in vocab), encoding="utf-8")
-            write_manifest(tmp, {**wanted, "num_docs": len(ts.facts),
-                                 "duplicates": ts.duplicates,
-                                 "conflicts": ts.conflicts["docno"].tolist(),
-                                 "mathir_version": mathir.__version__})
+        build_or_reuse(path, wanted, lambda tmp: _build_into(tmp, root),
+                       overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
+
+
+def _build_into(tmp: Path, root: Path) -> dict:
+    """Write the facts of the table directory ``root`` and their term counts into ``tmp``."""
+    ts = read_tablestore(root)
+    stops = stopword_stems()
+    vocab: dict[str, int] = {}
+    rows, cols = [], []
+    for i, text in enumerate(ts.facts["text"]):
+        for t in tokenize(text):
+            if t in stops:
+                continue
+            rows.append(i)
+            cols.append(vocab.setdefault(t, len(vocab)))
+    counts = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)),
+                               shape=(len(ts.facts), len(vocab)))
+    counts.sum_duplicates()
+    ts.facts.to_csv(tmp / "facts.tsv", sep="\t", index=False, quoting=3)
+    sparse.save_npz(tmp / "counts.npz", counts, compressed=False)
+    (tmp / "terms.txt").write_text("".join(t + "\n" for t in vocab), encoding="utf-8")
+    return {"num_docs": len(ts.facts), "duplicates": ts.duplicates,
+            "conflicts": ts.conflicts["docno"].tolist()}

@@ -1,7 +1,19 @@
 """PyTerrier transformers: lexical, formula, neural, fusion, dedup."""
 
-from mathir.pipelines.fusion import LinearFusion, RRFusion, minmax_per_query, rr_fusion
-from mathir.pipelines.lexical import MathWordsQuery, PisaBM25, TfidfRetriever, bm25, tfidf
+from mathir.lazy_exports import attach
 
-__all__ = ["LinearFusion", "RRFusion", "MathWordsQuery", "PisaBM25", "TfidfRetriever", "bm25",
-           "minmax_per_query", "rr_fusion", "tfidf"]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "VisualDedup": "mathir.pipelines.dedup",
+    "VisualIdDocno": "mathir.pipelines.dedup",
+    "LinearFusion": "mathir.pipelines.fusion",
+    "RRFusion": "mathir.pipelines.fusion",
+    "minmax_per_query": "mathir.pipelines.fusion",
+    "rr_fusion": "mathir.pipelines.fusion",
+    "MathWordsQuery": "mathir.pipelines.lexical",
+    "PisaBM25": "mathir.pipelines.lexical",
+    "TfidfRetriever": "mathir.pipelines.lexical",
+    "bm25": "mathir.pipelines.lexical",
+    "tfidf": "mathir.pipelines.lexical",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

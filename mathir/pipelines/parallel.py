@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyterrier as pt
 
+from mathir.models import require_extra
+
 _WORKER_CACHE: dict = {}
 
 
@@ -98,10 +100,9 @@ class ParallelTopics(pt.Transformer):
         return pd.concat(results, ignore_index=True)
 
     def _ray(self, batches: list[pd.DataFrame]) -> list[pd.DataFrame]:
-        try:
-            import ray
-        except ImportError:
-            raise ImportError("the Ray backend needs Ray: pip install 'mathir[cluster]'") from None
+        require_extra("cluster", "the Ray backend")
+        import ray
+
         if not ray.is_initialized():
             kwargs = {"address": self.ray_address} if self.ray_address else {
                 "num_cpus": self.workers, "include_dashboard": False}

@@ -158,10 +158,10 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
     :func:`mathir.pipelines.neural.cross_encoder_reranker`; ``out`` appears whole or not
     at all. Returns ``out``.
     """
-    from mathir.pipelines.neural import _device, _offline, require_neural, resolve_model
+    from mathir.models import offline, require_extra, resolve_model, torch_device
 
-    require_neural()
-    _offline()
+    require_extra("neural", "reranker training")
+    offline()
     import torch
     from sentence_transformers import CrossEncoder
 
@@ -183,7 +183,7 @@ def train_cross_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path |
                         strict=True))
         per_step = batch_size
     base_path = resolve_model(base)
-    device = _device(device)
+    device = torch_device(device)
     torch.manual_seed(seed)
     model = CrossEncoder(base_path, num_labels=1, max_length=max_length, device=device)
     net, tok = model.model, model.tokenizer
@@ -328,10 +328,10 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
 
     Written as a loop here for the same reason as :func:`train_cross_encoder`.
     """
-    from mathir.pipelines.neural import _device, _offline, require_neural, resolve_model
+    from mathir.models import offline, require_extra, resolve_model, torch_device
 
-    require_neural()
-    _offline()
+    require_extra("neural", "reranker training")
+    offline()
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -346,7 +346,7 @@ def train_bi_encoder(pairs: pd.DataFrame, out: str | Path, base: str | Path | No
                          strict=True):
         negatives.setdefault(str(qid), []).append(text)
     base_path = resolve_model(base)
-    device = _device(device)
+    device = torch_device(device)
     torch.manual_seed(seed)
     rng = random.Random(seed)
     model = SentenceTransformer(base_path, device=device)

@@ -13,6 +13,7 @@ one row per topic with ``docno`` (the training problem whose template was used),
 >>> pipe = template_retrieval(index)
 >>> pipe
 (ProblemRetriever(9 problems, num_results=30) >> SolveFromTemplates(TemplateSolver(9 training problems, per_slot=4)))
+>>> from mathir.topics.word_problems import read_problem_topics
 >>> topics = read_problem_topics(s.split("test"))
 >>> json.loads(pipe(topics.iloc[:1])["solution"][0])
 [20.0, 20.0]
@@ -51,31 +52,6 @@ def mask_numbers(text: str) -> str:
     'A is NUM B and NUM more'
     """
     return " ".join("NUM" if token_value(t) is not None else t for t in text.split())
-
-
-def problems_file(split_file: str | Path) -> Path:
-    """The problems JSON that a split or fold file belongs to (same folder).
-
-    ``draw-*.txt`` -> ``draw.json``, ``kushman-fold-K.txt`` -> ``kushman.json``,
-    ``dolphin-t2-fold-new-K.txt`` -> ``dolphin_t2_final.json``.
-    """
-    p = Path(split_file)
-    name = p.name.lower()
-    target = ("kushman.json" if name.startswith("kushman") else
-              "dolphin_t2_final.json" if name.startswith("dolphin") else "draw.json")
-    return p.parent / target
-
-
-def read_problem_topics(split_file: str | Path) -> pd.DataFrame:
-    """Topics (``qid``, ``query`` = problem text) of a split file's problems."""
-    problems = {p.id: p for p in iter_derivation_problems(problems_file(split_file))}
-    rows = []
-    for line, pid in enumerate(read_split(split_file), 1):
-        if pid not in problems:
-            raise InputError(f"problem {pid} is not in {problems_file(split_file).name}",
-                             path=split_file, line=line)
-        rows.append({"qid": pid, "query": problems[pid].text})
-    return pd.DataFrame(rows, columns=["qid", "query"]).drop_duplicates("qid", ignore_index=True)
 
 
 class WordProblemIndex:
@@ -152,7 +128,17 @@ class SolveFromTemplates(pt.Transformer):
                  solver: TemplateSolver | None = None):
         self.index = index
         self.verbose = verbose
-        self.solver = solver or index.solver
+        self.solver = solver
+
+    @property
+    def solver(self) -> TemplateSolver:
+        """The solver given, else the index's (so that ``set_parameter("index", ...)``
+        takes effect)."""
+        return self._solver if self._solver is not None else self.index.solver
+
+    @solver.setter
+    def solver(self, value: TemplateSolver | None) -> None:
+        self._solver = value
 
     def __repr__(self) -> str:
         learned = ", learned weights" if self.solver.coef is not None else ""

@@ -1,5 +1,9 @@
 """Judgment files to qrels frames (``qid``, ``docno``, ``label``, ...)."""
 
-from mathir.qrels.arqmath import read_qrels
+from mathir.lazy_exports import attach
 
-__all__ = ["read_qrels"]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "read_qrels": "mathir.qrels.arqmath",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

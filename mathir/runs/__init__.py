@@ -1,5 +1,12 @@
 """Run files: read, write and validate the TREC / ARQMath formats."""
 
-from mathir.runs.arqmath import MAX_RESULTS, read_run, validate_run, write_run
+from mathir.lazy_exports import attach
 
-__all__ = ["MAX_RESULTS", "read_run", "validate_run", "write_run"]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "MAX_RESULTS": "mathir.runs.arqmath",
+    "read_run": "mathir.runs.arqmath",
+    "validate_run": "mathir.runs.arqmath",
+    "write_run": "mathir.runs.arqmath",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -1,10 +1,12 @@
 """Topic files to PyTerrier topic frames (``qid``, ``query``, ...)."""
 
-from mathir.topics.arqmath import (
-    read_task1_topics,
-    read_task2_topics,
-    read_topic_formulas,
-    read_topic_metadata,
-)
+from mathir.lazy_exports import attach
 
-__all__ = ["read_task1_topics", "read_task2_topics", "read_topic_formulas", "read_topic_metadata"]
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
+_EXPORTS = {
+    "read_task1_topics": "mathir.topics.arqmath",
+    "read_task2_topics": "mathir.topics.arqmath",
+    "read_topic_formulas": "mathir.topics.arqmath",
+    "read_topic_metadata": "mathir.topics.arqmath",
+}
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -84,9 +84,11 @@ def find_split_file(tables: str | Path, split: str) -> Path:
     >>> find_split_file(worldtree_sample().tables, "Train").name
     'ARC-Elementary+EXPL-Train.tsv'
     """
+    from mathir.storage import walk_glob  # follows linked folders (Path.rglob does not)
+
     tables = Path(tables).resolve()
     for root in list(tables.parents)[:4]:
-        hits = sorted(root.rglob(f"ARC-Elementary*EXPL-{split}.tsv"))
+        hits = walk_glob(root, f"ARC-Elementary*EXPL-{split}.tsv")
         if hits:
             return hits[0]
     raise InputError(f"no {split} question file (ARC-Elementary*EXPL-{split}.tsv) near the "

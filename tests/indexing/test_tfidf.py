@@ -3,12 +3,12 @@ import pyterrier_pisa
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
 from mathir.indexing.answer_index import AnswerCollection
-from mathir.indexing.tfidf import _stop_stems
+from mathir.indexing.tfidf import stop_stems
 
 
 def test_scores_are_scikit_learn_tfidf_cosines(sample, sample_index):
     # Independent recomputation: tokenise the answers like PISA, weight with scikit-learn.
-    stops = _stop_stems("porter2")
+    stops = stop_stems("porter2")
     docs = list(AnswerCollection.at(sample.posts).iter_answers(math_words=True))
     toks = [[t for t in pyterrier_pisa.tokenize(d["text"], "porter2") if t not in stops] for d in docs]
     cv = CountVectorizer(analyzer=lambda x: x)

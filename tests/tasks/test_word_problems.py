@@ -4,7 +4,8 @@ import pytest
 
 from mathir.cli import main
 from mathir.errors import InputError
-from mathir.tasks import get_task, run_experiment
+from mathir.experiment import run_experiment
+from mathir.tasks import get_task
 from tests.conftest import real_path
 
 

@@ -1,0 +1,41 @@
+"""Lazy package attributes: ``import mathir`` imports no pyterrier, pandas or torch.
+
+A package declares ``name -> module`` and gets a module ``__getattr__`` (PEP 562) that
+imports the module on first use, as ir_measures' ``lazylibs.py`` does for the same
+reason: command-line tools should not pay for imports they never use.
+
+>>> getattr_, dir_, all_ = attach("mathir.answers", {"check_answer": "mathir.answers.checking"})
+>>> getattr_("check_answer").__name__, all_
+('check_answer', ['check_answer'])
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+
+
+def attach(package: str, exports: Mapping[str, str]
+           ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+    """``(__getattr__, __dir__, __all__)`` for ``package`` exporting ``exports`` lazily.
+
+    Each value is the module that defines the name (``"module:attribute"`` when the
+    attribute is named differently there).
+    """
+    exports = dict(exports)
+
+    def __getattr__(name: str) -> object:
+        try:
+            target = exports[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        module, _, attribute = target.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        setattr(sys.modules[package], name, value)  # later lookups skip __getattr__
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(exports) | set(vars(sys.modules[package])))
+
+    return __getattr__, __dir__, sorted(exports)

@@ -1,0 +1,243 @@
+"""ARQMath Tasks 1, 2 and 3: where their files are, and how they are run and judged.
+
+>>> from mathir.tasks import get_task
+>>> get_task("arqmath-task2").default_pipelines
+('formula-words', 'formula-tuples')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from mathir.errors import InputError
+from mathir.samples import arqmath_sample
+from mathir.storage import walk_glob
+from mathir.tasks import Task, TaskData, choose, data_root, find_file, no_options, register
+
+ARQMATH_YEARS = ("2020", "2021", "2022")
+PRIME_MEASURES = {
+    "nDCG'": "nDCG over judged answers only (graded 0-3, no cutoff)",
+    "MAP'": "MAP over judged answers only, relevance >= 2 (H+M)",
+    "P'@10": "precision at 10 over judged answers only, relevance >= 2",
+    "bpref": "bpref, relevance >= 2",
+}
+
+# --- ARQMath Task 1 -----------------------------------------------------------------------
+
+
+def _locate_task1(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
+    if root is None:
+        s = arqmath_sample()
+        return TaskData("sample", collection or s.posts, s.task1_topics, s.task1_qrels)
+    root = data_root(root)
+    year = choose(year, ARQMATH_YEARS, ARQMATH_YEARS[-1], "ARQMath year")
+    topics = find_file(root, f"Topics_Task1_{year}*.xml", "Task 1 topics")
+    qrels = find_file(root, f"qrel_task1_{year}_official.tsv", "Task 1 qrels")
+    if collection is None:
+        posts = walk_glob(root, "Posts.V1.3.xml")
+        if posts:
+            collection = posts[0]
+        else:
+            dirs = [p for p in walk_glob(root, "thread_html*") if p.is_dir()]
+            if not dirs:
+                raise InputError("no collection (Posts.V1.3.xml or a thread_html* directory) "
+                                 "under the data directory; pass --collection", path=root)
+            collection = dirs[0]
+    edition = ARQMATH_YEARS.index(year) + 1
+    meta = walk_glob(root, f"Task1_ARQMath{edition}_Topic_Information.csv")
+    return TaskData(year, collection, topics, qrels, metadata=meta[0] if meta else None)
+
+
+def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False):
+    from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
+
+    return AnswerIndex.build(AnswerCollection.at(data.collection), index_dir, quiet=quiet)
+
+
+def _per_topic_prime(runs: Mapping, qrels, **options) -> dict:
+    from mathir.evaluation.prime import ARQMATH_MEASURES, per_query
+
+    return {name: per_query(run, qrels, ARQMATH_MEASURES) for name, run in runs.items()}
+
+
+def _evaluate_prime(runs: Mapping, qrels, **options):
+    from mathir.evaluation.prime import ARQMATH_MEASURES, compare
+
+    no_options(options)
+    return compare(runs, qrels, ARQMATH_MEASURES)
+
+
+def answer_formulas(index):
+    """The formula retriever of the Task 1 `fusion` pipeline (answers by their formulas)."""
+    from mathir.pipelines.formula import FormulaAwareAnswers, answer_formula_index
+
+    return FormulaAwareAnswers(answer_formula_index(index), set(index.docnos()))
+
+
+def fusion(index, **kwargs):
+    """Task 1 ``fusion``: BM25, the bi-encoder and the answers' formulas, linearly fused."""
+    from mathir.pipelines.neural import fusion as neural_fusion
+
+    return neural_fusion(index, formula=answer_formulas, **kwargs)
+
+
+ARQMATH_TASK1 = register(Task(
+    name="arqmath-task1",
+    description="ARQMath Task 1: answer retrieval for Math StackExchange questions",
+    measures=PRIME_MEASURES,
+    primary_measure="nDCG'",
+    pipelines={"tfidf": "mathir.pipelines.lexical:tfidf",
+               "bm25": "mathir.pipelines.lexical:bm25",
+               "formula-aware": "mathir.pipelines.formula:formula_aware",
+               "formula-aware-rrf": "mathir.pipelines.formula:formula_aware_rrf",
+               # neural (the `neural` extra, loaded on use): bi-encoder, dense, fusion
+               "bm25>>biencoder": "mathir.pipelines.neural:bm25_biencoder",
+               "dense": "mathir.pipelines.neural:dense",
+               "fusion": fusion,
+               "bm25>>crossencoder": "mathir.pipelines.neural:bm25_crossencoder"},
+    default_pipelines=("tfidf", "bm25"),
+    locate=_locate_task1,
+    read_topics="mathir.topics.arqmath:read_task1_topics",
+    read_qrels="mathir.qrels.arqmath:read_qrels",
+    read_run="mathir.runs.arqmath:read_run",
+    write_run="mathir.runs.arqmath:write_run",
+    build_index=_build_answer_index,
+    evaluate=_evaluate_prime,
+    years=ARQMATH_YEARS,
+    qrels_in_collection=True,
+    per_topic=_per_topic_prime,
+    open_index="mathir.indexing.answer_index:AnswerIndex",
+))
+
+
+# --- ARQMath Task 2 (formula search) ------------------------------------------------------
+
+
+def _locate_task2(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
+    if root is None:
+        s = arqmath_sample()
+        formulas = collection or s.formulas
+        index_tsv = formulas if formulas.suffix == ".tsv" else s.formulas
+        return TaskData("sample", formulas, s.task2_topics, s.task2_qrels_visual_id,
+                        {"formula_index": index_tsv})
+    root = data_root(root)
+    year = choose(year, ARQMATH_YEARS, ARQMATH_YEARS[-1], "ARQMath year")
+    topics = find_file(root, f"Topics_Task2_{year}*.xml", "Task 2 topics")
+    # v3 visual ids (those of latex_representation_v3) when a year has two numberings.
+    qrels = (walk_glob(root, f"qrel_task2_{year}_visual_id_v3_official.tsv")
+             or [find_file(root, f"qrel_task2_{year}_visual_id*official.tsv", "Task 2 qrels")])[0]
+    if collection is None:
+        tsvs = (walk_glob(root, "latex_representation_v3*.tsv")
+                or walk_glob(root, "formula_index_from_thread_html.tsv"))
+        if not tsvs:
+            raise InputError("no formula index TSV (latex_representation_v3*.tsv or "
+                             "formula_index_from_thread_html.tsv) under the data directory; "
+                             "pass --collection", path=root)
+        collection = tsvs[0]
+    extras = {"formula_index": collection} if collection.suffix == ".tsv" else {}
+    return TaskData(year, collection, topics, qrels, extras)
+
+
+def _build_formula_index(data: TaskData, index_dir: Path, quiet: bool = False):
+    from mathir.indexing.formula_index import FormulaIndex
+
+    return FormulaIndex.build(data.collection, index_dir, quiet=quiet)
+
+
+def _evaluate_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,
+                    qrels_key: str = "visual_id", **options):
+    from mathir.evaluation.formula_search import evaluate_task2
+
+    no_options(options)
+    return evaluate_task2(runs, qrels, formula_index, qrels_key=qrels_key)
+
+
+def _per_topic_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,
+                     qrels_key: str = "visual_id", **options) -> dict:
+    from mathir.evaluation.formula_search import prepare_task2
+
+    deduped, vqrels = prepare_task2(runs, qrels, formula_index, qrels_key=qrels_key)
+    return _per_topic_prime(deduped, vqrels)
+
+
+ARQMATH_TASK2 = register(Task(
+    name="arqmath-task2",
+    description="ARQMath Task 2: formula search, judged on visually distinct formulae",
+    measures=PRIME_MEASURES,
+    primary_measure="nDCG'",
+    pipelines={"formula-words": "mathir.pipelines.formula:formula_words",
+               "formula-tuples": "mathir.pipelines.formula:formula_tuples"},
+    default_pipelines=("formula-words", "formula-tuples"),
+    locate=_locate_task2,
+    read_topics="mathir.topics.arqmath:read_task2_topics",
+    read_qrels="mathir.qrels.arqmath:read_qrels",
+    read_run="mathir.runs.arqmath_task2:read_task2_run",
+    write_run="mathir.runs.arqmath_task2:write_task2_run",
+    build_index=_build_formula_index,
+    evaluate=_evaluate_task2,
+    years=ARQMATH_YEARS,
+    per_topic=_per_topic_task2,
+    open_index="mathir.indexing.formula_index:FormulaIndex",
+))
+
+
+# --- ARQMath Task 3 (open-domain answers) -------------------------------------------------
+
+TASK3_MEASURES = {
+    "AR": "average relevance of the judged answer (0-3; codes 5, 6 count 0)",
+    "P@1": "fraction of answers with relevance >= 2 (H+M)",
+    "LO": "lexical overlap: best token-set F1 with a relevant reference, same team ablated",
+    "CS": "contextual similarity: best BERTScore F1 with a relevant reference, same team ablated",
+}
+
+
+def _locate_task3(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
+    if root is None:
+        s = arqmath_sample()
+        posts = collection or s.posts
+        return TaskData("sample", posts, s.task1_topics, s.task3_qrels,
+                        {"assignments": s.task3_assignments, "task3_pool": s.task3_runs,
+                         "task1_qrels": s.task1_qrels, "collection": posts})
+    if (year or "2022") != "2022":
+        raise InputError(f"Task 3 ran in ARQMath-3 only (2022), not {year!r}")
+    t1 = _locate_task1(root, "2022", collection)
+    qrels = find_file(root, "qrel_task3_2022*.tsv", "Task 3 qrels")
+    extras = {"task1_qrels": t1.qrels, "collection": t1.collection}
+    assignments = walk_glob(root, "teams_document_id.tsv")
+    if assignments:
+        extras["assignments"] = assignments[0]
+    return TaskData("2022", t1.collection, t1.topics, qrels, extras)
+
+
+def _extractive_pipeline(name: str, retrieval: Callable) -> Callable:
+    def build(index, max_chars: int = 1200, **kwargs):
+        from mathir.pipelines.extractive import extractive, index_collection_texts
+
+        return extractive(retrieval(index, **kwargs), index_collection_texts(index), max_chars)
+
+    build.__doc__ = f"Extractive Task 3 answers: the top answer of Task 1's {name!r}."
+    # **kwargs go to the Task 1 factory: experiments pass it the options it names
+    # (e.g. cross_encoder=PATH; see mathir.experiment.accepts).
+    build.__wrapped__ = retrieval
+    return build
+
+
+ARQMATH_TASK3 = register(Task(
+    name="arqmath-task3",
+    description="ARQMath-3 Task 3: open-domain answers (one answer of <= 1,200 characters)",
+    measures=TASK3_MEASURES,
+    primary_measure="AR",
+    # every Task 1 pipeline, made extractive (its top answer, cut to 1,200 characters)
+    pipelines={n: _extractive_pipeline(n, f) for n, f in ARQMATH_TASK1.pipelines.items()},
+    default_pipelines=("tfidf", "bm25"),
+    locate=_locate_task3,
+    read_topics="mathir.topics.arqmath:read_task1_topics",
+    read_qrels="mathir.qrels.arqmath:read_qrels",
+    read_run="mathir.runs.arqmath_task3:read_task3_run",
+    write_run="mathir.runs.arqmath_task3:write_task3_run",
+    build_index=_build_answer_index,
+    evaluate="mathir.evaluation.open_answers:evaluate_task3",
+    years=("2022",),
+    open_index="mathir.indexing.answer_index:AnswerIndex",
+))

@@ -1,0 +1,173 @@
+"""WorldTree explanation regeneration (TextGraphs 2019): rank every tablestore fact.
+
+>>> from mathir.tasks import get_task
+>>> get_task("worldtree").years
+('Train', 'Dev', 'Test')
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+from mathir.errors import InputError
+from mathir.samples import worldtree_sample
+from mathir.storage import atomic_file, walk_glob
+from mathir.tasks import Task, TaskData, data_root, no_options, register
+
+WORLDTREE_SPLITS = ("Train", "Dev", "Test")
+WORLDTREE_MEASURES = {
+    "MAP": "mean average precision; a gold fact missing from a ranking makes its AP 0",
+    "MAP:CENTRAL": "MAP of the CENTRAL gold facts (other gold facts removed from the ranking)",
+    "MAP:GROUNDING": "MAP of the GROUNDING gold facts (other gold facts removed)",
+    "MAP:LEXGLUE": "MAP of the LEXGLUE gold facts (other gold facts removed)",
+    "MAP:LEXOVERLAP": "MAP of gold facts sharing a word or lemma with question + answer",
+    "MAP:NOLEXOVERLAP": "MAP of gold facts sharing none",
+    **{f"P@{n}": f"gold facts in the top {n} / min({n}, gold facts)" for n in range(1, 6)},
+}
+
+
+def _tablestores(root: Path) -> list[Path]:
+    return [p for p in walk_glob(root, "tables") if p.is_dir() and any(p.glob("*.tsv"))]
+
+
+def _locate(root: Path | None, split: str | None, collection: Path | None) -> TaskData:
+    from mathir.indexing.worldtree import find_lemma_file
+
+    name = (split or "Dev").capitalize()  # train, Train and TRAIN name the same split
+    if name not in WORLDTREE_SPLITS:
+        raise InputError(f"unknown WorldTree split {split!r}; expected one of "
+                         f"{list(WORLDTREE_SPLITS)}")
+    if root is None:
+        s = worldtree_sample()
+        tables = collection or s.tables
+        return TaskData("sample", tables, s.questions(name), s.questions(name),
+                        {"tablestore": tables, "lemmas": s.lemmas})
+    root = data_root(root)
+    if collection is None:
+        found = _tablestores(root)
+        if not found:
+            raise InputError("no tablestore (a tables/ directory of TSVs) under the data "
+                             "directory; pass --collection", path=root)
+        collection = found[0]
+    questions = [p for p in walk_glob(root, f"ARC-Elementary*EXPL-{name}*.tsv")
+                 if "Masked" not in p.name]
+    masked = walk_glob(root, f"ARC-Elementary*EXPL-{name}-Masked*.tsv")
+    if not questions and not masked:
+        raise InputError(f"no {name} question file (ARC-Elementary*EXPL-{name}.tsv) under the "
+                         "data directory", path=root)
+    topics = questions[0] if questions else masked[0]
+    extras = {"tablestore": collection}
+    lemmas = find_lemma_file(collection)
+    if lemmas is not None:
+        extras["lemmas"] = lemmas
+    return TaskData(name.lower(), collection, topics, questions[0] if questions else None, extras)
+
+
+def read_scored_questions(path: Path):
+    """The questions of ``path`` that have a gold explanation (all of them when none
+    has one, as in a masked test file): the topics that are scored."""
+    from mathir.topics.worldtree import read_questions
+
+    topics = read_questions(path)
+    explained = topics[topics["explanation"] != ""]
+    return explained.reset_index(drop=True) if len(explained) else topics
+
+
+def _build_index(data: TaskData, index_dir: Path, quiet: bool = False):
+    from mathir.indexing.worldtree import FactIndex
+
+    return FactIndex.build(data.collection, index_dir, quiet=quiet)
+
+
+def _gold(qrels, tablestore: str | Path | None, lemmas: str | Path | None):
+    """Qrels with the ``overlap`` flag; the tablestore is found next to the questions."""
+    from mathir.evaluation.worldtree import lexical_overlap
+    from mathir.indexing.worldtree import find_lemma_file, read_lemmas, read_tablestore
+    from mathir.indexing.worldtree import tables_dir as worldtree_tables_dir
+    from mathir.qrels.worldtree import missing_gold
+
+    if tablestore is None and qrels.attrs.get("source"):
+        # The official layout: questions/ beside annotation/<export>/tables/.
+        found = _tablestores(Path(qrels.attrs["source"]).resolve().parent.parent)
+        tablestore = found[0] if found else None
+    if tablestore is None:
+        raise InputError("the lexical-overlap measures need the tablestore: pass --tablestore DIR")
+    tables = worldtree_tables_dir(tablestore)
+    if lemmas is None:
+        lemmas = find_lemma_file(tables)
+    texts = read_tablestore(tables, warn=False).texts()
+    gold = qrels.copy()
+    gold["overlap"] = lexical_overlap(gold, texts, read_lemmas(lemmas) if lemmas else None)
+    missing = missing_gold(gold, texts)
+    if len(missing):
+        warnings.warn(f"{len(missing)} gold fact(s) of {missing['qid'].nunique()} question(s) "
+                      f"are not in the tablestore (AP 0): {', '.join(sorted(set(missing['docno'])))}",
+                      stacklevel=2)
+    return gold
+
+
+def _evaluate(runs: Mapping, qrels, tablestore: str | Path | None = None,
+              lemmas: str | Path | None = None, **options):
+    from mathir.evaluation.worldtree import compare
+
+    no_options(options)
+    return compare(runs, _gold(qrels, tablestore, lemmas))
+
+
+def _per_topic(runs: Mapping, qrels, tablestore: str | Path | None = None,
+               lemmas: str | Path | None = None, **options) -> dict:
+    from mathir.evaluation.worldtree import per_question
+
+    gold = _gold(qrels, tablestore, lemmas)
+    return {name: per_question(run, gold).drop(columns=["length"]) for name, run in runs.items()}
+
+
+def _report(runs: Mapping, qrels, out: Path, tablestore: str | Path | None = None,
+            lemmas: str | Path | None = None, **options) -> dict[str, Path]:
+    """MAP by gold explanation length: a TSV table and a PNG histogram in ``out``."""
+    import pandas as pd
+
+    from mathir.evaluation.worldtree import map_by_length, per_question, plot_map_by_length
+
+    gold = _gold(qrels, tablestore, lemmas)
+    per_run = {name: per_question(run, gold) for name, run in runs.items()}
+    rows = [map_by_length(t).assign(run=name) for name, t in per_run.items()]
+    table = pd.concat(rows, ignore_index=True)[["run", "length", "questions", "MAP"]]
+    tsv = out / "map_by_length.tsv"
+    with atomic_file(tsv) as f:
+        table.to_csv(f, sep="\t", index=False, float_format="%.4f")
+    png = plot_map_by_length(per_run, out / "map_by_length.png")
+    return {"MAP by explanation length (table)": tsv, "MAP by explanation length (histogram)": png}
+
+
+_LEXICAL = "mathir.pipelines.worldtree"
+_LTR = "mathir.pipelines.worldtree_ltr"
+
+WORLDTREE = register(Task(
+    name="worldtree",
+    description="WorldTree explanation regeneration (TextGraphs 2019): rank the tablestore facts",
+    measures=WORLDTREE_MEASURES,
+    primary_measure="MAP",
+    pipelines={"tfidf": f"{_LEXICAL}:tfidf", "bm25": f"{_LEXICAL}:bm25",
+               "multihop": f"{_LEXICAL}:multihop", "fusion": f"{_LEXICAL}:fusion",
+               "rrf": f"{_LEXICAL}:rrf", "neighbours": f"{_LEXICAL}:neighbours",
+               "python-baseline": f"{_LEXICAL}:python_baseline",
+               "ltr": f"{_LTR}:ltr", "ltr-minilm": f"{_LTR}:ltr_minilm",
+               "ltr-dense": f"{_LTR}:ltr_dense",
+               "ltr-crossencoder": f"{_LTR}:ltr_crossencoder",
+               "ltr-dense-crossencoder": f"{_LTR}:ltr_dense_crossencoder"},
+    default_pipelines=("tfidf", "bm25", "multihop", "fusion", "neighbours", "ltr"),
+    locate=_locate,
+    read_topics=read_scored_questions,
+    read_qrels="mathir.qrels.worldtree:read_qrels",
+    read_run="mathir.runs.worldtree:read_run",
+    write_run="mathir.runs.worldtree:write_run",
+    build_index=_build_index,
+    evaluate=_evaluate,
+    years=WORLDTREE_SPLITS,
+    report=_report,
+    per_topic=_per_topic,
+    open_index="mathir.indexing.worldtree:FactIndex",
+))

@@ -1,0 +1,254 @@
+"""Every mathir index follows one build protocol and is a PyTerrier artifact.
+
+The protocol (:func:`mathir.storage.build_or_reuse`): an up-to-date index is opened
+without creating any file; a stale one is built under a lock, so that a concurrent
+builder waits and then reuses it. The artifact: ``pt_meta.json`` names the class that
+``pt.Artifact.load(path)`` opens, through the ``pyterrier.artifact`` entry points.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyterrier as pt
+import pytest
+
+from mathir.indexing import answer_index, dense_index, formula_index, worldtree
+from mathir.indexing.answer_index import AnswerIndex
+from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
+from mathir.indexing.formula_index import FormulaIndex
+from mathir.indexing.worldtree import FactIndex
+
+ROOT = Path(__file__).resolve().parents[2]
+# What pyproject.toml declares under [project.entry-points."pyterrier.artifact"].
+ENTRY_POINTS = {
+    "sparse_index.mathir.answers": "mathir.indexing.answer_index:AnswerIndex",
+    "sparse_index.mathir.formulas": "mathir.indexing.formula_index:FormulaIndex",
+    "sparse_index.mathir.facts": "mathir.indexing.worldtree:FactIndex",
+    "dense_index.mathir.answers": "mathir.indexing.dense_index:DenseAnswerIndex",
+}
+
+
+@dataclass
+class Kind:
+    """How to build one kind of index, and a function its build calls once (to hold it)."""
+
+    cls: type
+    build: Any  # (path) -> index
+    module: Any
+    name: str  # module.name is called once per build
+    method: bool = False  # module is a class and name one of its instance methods
+
+
+def _answers(path):
+    from mathir.samples import arqmath_sample
+    return AnswerIndex.build(arqmath_sample().posts, path, quiet=True)
+
+
+def _formulas(path):
+    from mathir.samples import arqmath_sample
+    return FormulaIndex.build(arqmath_sample().formulas, path, quiet=True)
+
+
+def _facts(path):
+    from mathir.samples import worldtree_sample
+    return FactIndex.build(worldtree_sample().tables, path)
+
+
+def _texts(path):
+    from mathir.samples import arqmath_sample
+    return AnswerTexts.build(arqmath_sample().posts, path, quiet=True)
+
+
+def _dense(path):
+    pytest.importorskip("pyterrier_dr")
+    from mathir.models import load_bi_encoder
+
+    texts = _texts(path.parent / "texts")
+    return DenseAnswerIndex.build(texts, path, load_bi_encoder(), quiet=True)
+
+
+KINDS = {
+    "answers": Kind(AnswerIndex, _answers, answer_index.TfidfIndex, "build_from_pisa"),
+    "formulas": Kind(FormulaIndex, _formulas, formula_index, "FormulaTokenizer"),
+    "facts": Kind(FactIndex, _facts, worldtree, "read_tablestore"),
+    "texts": Kind(AnswerTexts, _texts, dense_index, "iter_answer_texts"),
+    "dense": Kind(DenseAnswerIndex, _dense, dense_index.PassageSettings, "transformer", True),
+}
+ARTIFACTS = ["answers", "formulas", "facts", "dense"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Each kind of index, built once (lazily) in its own folder."""
+    cache: dict[str, Any] = {}
+
+    def get(kind: str):
+        if kind not in cache:
+            cache[kind] = KINDS[kind].build(tmp_path_factory.mktemp(kind) / "idx")
+        return cache[kind]
+
+    return get
+
+
+def _listing(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+@pytest.fixture
+def mathir_entry_points(monkeypatch):
+    """``pt.utils.entry_points`` as it answers once pyproject's entry points are installed."""
+    real = pt.utils.entry_points
+
+    def entry_points(group: str):
+        found = real(group)
+        if group != "pyterrier.artifact":
+            return found
+        ours = tuple(importlib.metadata.EntryPoint(name, value, group)
+                     for name, value in ENTRY_POINTS.items())
+        return ours + tuple(ep for ep in found if ep.name not in ENTRY_POINTS)
+
+    monkeypatch.setattr(pt.utils, "entry_points", entry_points)
+
+
+@pytest.mark.parametrize("kind", ARTIFACTS)
+def test_artifact_load_opens_the_index_class(kind, built, mathir_entry_points):
+    index = built(kind)
+    meta = json.loads((index.path / "pt_meta.json").read_text())
+    cls = KINDS[kind].cls
+    assert meta == {"type": cls.ARTIFACT_TYPE, "format": cls.ARTIFACT_FORMAT,
+                    "package_hint": "mathir"}
+    loaded = pt.Artifact.load(str(index.path))
+    assert type(loaded) is cls and loaded.path == index.path
+    assert loaded.manifest == index.manifest
+    assert pt.inspect.artifact_type_format(loaded) == (cls.ARTIFACT_TYPE, cls.ARTIFACT_FORMAT)
+
+
+def test_artifact_load_with_installed_entry_points(built):
+    installed = {ep.name: ep.value for ep in importlib.metadata.entry_points(
+        group="pyterrier.artifact") if ep.value.startswith("mathir.")}
+    if not installed:
+        pytest.skip("mathir's pyterrier.artifact entry points are not installed: add them to "
+                    "pyproject.toml and reinstall (pip install -e .)")
+    assert installed == ENTRY_POINTS
+    for kind in ("answers", "formulas", "facts"):
+        index = built(kind)
+        assert type(pt.Artifact.load(str(index.path))) is KINDS[kind].cls
+
+
+def test_entry_point_names_match_the_classes():
+    for name, value in ENTRY_POINTS.items():
+        module, cls_name = value.split(":")
+        cls = getattr(__import__(module, fromlist=[cls_name]), cls_name)
+        assert issubclass(cls, pt.Artifact)
+        assert name == f"{cls.ARTIFACT_TYPE}.{cls.ARTIFACT_FORMAT}"
+
+
+def test_pisa_parts_stay_pisa_artifacts(built):
+    index = built("answers")
+    assert type(pt.Artifact.load(str(index.path / "pisa"))).__name__ == "PisaIndex"
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_up_to_date_index_is_reused_without_creating_a_file(kind, built):
+    index = built(kind)
+    lock = index.path.parent / f".{index.path.name}.lock"
+    lock.unlink(missing_ok=True)
+    before = _listing(index.path.parent)
+    again = KINDS[kind].build(index.path)
+    assert again.manifest == index.manifest
+    assert _listing(index.path.parent) == before
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_concurrent_builder_waits_then_reuses(kind, tmp_path, monkeypatch):
+    spec = KINDS[kind]
+    if kind == "dense":
+        _texts(tmp_path / "texts")  # built first: it is the dense index's input
+    original = getattr(spec.module, spec.name)
+    started, go = threading.Event(), threading.Event()
+    calls = []
+
+    def held(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            started.set()
+            assert go.wait(120)
+        return original(*args, **kwargs)
+
+    if spec.method:  # called on an instance: stays a method
+        monkeypatch.setattr(spec.module, spec.name, lambda self, *a, **k: held(self, *a, **k))
+    else:
+        monkeypatch.setattr(spec.module, spec.name, held)
+    results: dict[str, Any] = {}
+    errors: list[BaseException] = []
+
+    def build(name: str):
+        try:
+            results[name] = spec.build(tmp_path / "idx")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+            started.set()
+
+    first = threading.Thread(target=build, args=("first",), name="first")
+    first.start()
+    assert started.wait(300)
+    second = threading.Thread(target=build, args=("second",), name="second")
+    second.start()
+    second.join(1.0)
+    waited = second.is_alive()
+    go.set()
+    first.join(600)
+    second.join(600)
+    assert errors == []
+    assert calls == ["first"], "the second builder built the index too"
+    assert waited
+    assert results["second"].manifest == results["first"].manifest
+
+
+def test_index_without_pt_meta_opens_and_gets_it_without_rebuild(tmp_path, mathir_entry_points):
+    index = _facts(tmp_path / "idx")
+    (index.path / "pt_meta.json").unlink()  # as mathir built it before it was an artifact
+    stamp = _listing(index.path)
+    with pytest.raises(ValueError, match="No implementation found"):
+        pt.Artifact.load(str(index.path))
+    assert FactIndex(index.path).num_docs == index.num_docs  # the class opens it
+    again = _facts(index.path)
+    assert {k: v for k, v in _listing(index.path).items() if k != "pt_meta.json"} == stamp
+    assert type(pt.Artifact.load(str(again.path))) is FactIndex
+
+
+def test_read_only_index_without_pt_meta_is_reused_as_it_is(tmp_path):
+    index = _facts(tmp_path / "ro" / "idx")
+    (index.path / "pt_meta.json").unlink()
+    (tmp_path / "ro" / ".idx.lock").unlink()
+    prefix = []
+    if os.geteuid() == 0:  # root writes into read-only folders: drop that capability
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root and setpriv (util-linux) is absent")
+        prefix = [setpriv, "--bounding-set=-dac_override"]
+    before = _listing(tmp_path / "ro")
+    for d in (tmp_path / "ro", index.path):
+        os.chmod(d, 0o555)
+    try:
+        code = ("from mathir.samples import worldtree_sample; "
+                "from mathir.indexing.worldtree import FactIndex; "
+                f"print(FactIndex.build(worldtree_sample().tables, {str(index.path)!r}).num_docs)")
+        proc = subprocess.run([*prefix, sys.executable, "-c", code], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    finally:
+        for d in (tmp_path / "ro", index.path):
+            os.chmod(d, 0o755)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert int(proc.stdout) == index.num_docs
+    assert _listing(tmp_path / "ro") == before

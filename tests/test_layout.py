@@ -1,0 +1,180 @@
+"""The package's layout rules (DESIGN.md): no import cycles, no imports of another
+module's private names, and a cheap ``import mathir``."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mathir"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {_module_name(p): ast.parse(p.read_text(encoding="utf-8"), str(p))
+            for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The mathir module ``name`` refers to (a module, or the module holding an attribute)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, tree: ast.Module, top_level_only: bool):
+    """``(imported module, imported name or None, line)`` for each mathir import."""
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("mathir"):
+                    yield a.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.startswith("mathir"):
+            for a in node.names:
+                yield node.module, a.name, node.lineno
+
+
+def _graph(top_level_only: bool) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module, tree in MODULES.items():
+        for target, name, _ in _imports(module, tree, top_level_only):
+            full = f"{target}.{name}" if name and f"{target}.{name}" in MODULES else target
+            dep = _resolve(full)
+            # A package loading its own submodules (mathir.tasks registering its task
+            # families, as ir_datasets does) is how the package is assembled, not a cycle.
+            if dep and dep != module and not dep.startswith(module + "."):
+                graph[module].add(dep)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _is_package(module: str) -> bool:
+    return (PACKAGE.parent / module.replace(".", "/") / "__init__.py").is_file()
+
+
+def test_no_import_cycles_between_modules():
+    # Every import counts, also those deferred into functions: a deferred import that
+    # closes a cycle still ties the two modules together. Package __init__ files only
+    # declare lazy exports (strings), so they add no edges.
+    cycles = _cycles(_graph(top_level_only=False))
+    assert cycles == [], f"import cycles: {cycles}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    offenders = []
+    for module, tree in MODULES.items():
+        for target, name, line in _imports(module, tree, top_level_only=False):
+            names = [name] if name else []
+            names += [p for p in target.split(".")[1:]]
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")
+                       and n != "_version"]
+            if private and _resolve(target) != module:
+                offenders.append(f"{module}:{line} imports {target}"
+                                 + (f".{name}" if name else ""))
+    assert offenders == []
+
+
+def test_the_cycle_check_can_fail():
+    # The checker itself: a two-module cycle and a private import are found.
+    graph = {"a": {"b"}, "b": {"a"}, "c": set()}
+    assert _cycles(graph) == [["a", "b"]]
+
+
+def test_data_flows_one_way_between_stages():
+    # DESIGN.md: files -> indexing/topics/qrels -> pipelines -> runs -> evaluation; only
+    # tasks, experiment and cli wire them together. answers (answer checking, templates
+    # and the template solver) is math that pipelines and evaluation both use.
+    order = {"indexing": 0, "topics": 0, "qrels": 0, "answers": 1, "pipelines": 1, "runs": 2,
+             "evaluation": 3}
+    offenders = []
+    for module, deps in _graph(top_level_only=False).items():
+        parts = module.split(".")
+        if len(parts) < 2 or parts[1] not in order:
+            continue
+        for dep in deps:
+            dparts = dep.split(".")
+            if len(dparts) >= 2 and dparts[1] in order and order[dparts[1]] > order[parts[1]]:
+                offenders.append(f"{module} -> {dep}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("statement", ["import mathir", "import mathir.cli",
+                                       "import mathir.answers.checking"])
+def test_importing_mathir_loads_no_heavy_library(statement):
+    code = (f"{statement}; import sys, json; print(json.dumps(sorted(m for m in "
+            "('pyterrier', 'torch', 'pandas', 'sympy', 'sklearn', 'ir_measures', 'lightgbm') "
+            "if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_mathir_help_loads_no_pyterrier():
+    code = ("import sys, json\nfrom mathir.cli import main\ntry:\n    main(['--help'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(m for m in ('pyterrier', 'torch') if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == []
+
+
+def test_lazy_exports_resolve():
+    import mathir
+    import mathir.answers
+    import mathir.evaluation
+    import mathir.indexing
+    import mathir.pipelines
+    import mathir.qrels
+    import mathir.runs
+    import mathir.topics
+
+    for package in (mathir, mathir.answers, mathir.evaluation, mathir.indexing,
+                    mathir.pipelines, mathir.qrels, mathir.runs, mathir.topics):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"
