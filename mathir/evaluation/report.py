@@ -36,15 +36,24 @@ def _pyplot():
     return plt
 
 
+#: Topic ids labelled under a per-topic chart at most (more: every k-th topic).
+MAX_TOPIC_LABELS = 80
+
+
 def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baseline: str) -> bytes:
     """PNG: for each system, its per-topic difference to the baseline on ``measure``.
 
-    Bars are sorted from largest gain to largest loss, one panel per system.
+    Bars are sorted from largest gain to largest loss, one panel per system, each bar
+    labelled with its topic id (every k-th topic when there are more than
+    :data:`MAX_TOPIC_LABELS`, so that the labels stay readable).
     """
     plt = _pyplot()
     others = [n for n in per_topic if n != baseline] or [baseline]
     base = per_topic[baseline].set_index("qid")[measure]
-    fig, axes = plt.subplots(len(others), 1, figsize=(9, 2.4 * len(others)), squeeze=False)
+    n = len(base)
+    step = max(1, -(-n // MAX_TOPIC_LABELS))  # ceil(n / MAX_TOPIC_LABELS)
+    fig, axes = plt.subplots(len(others), 1, figsize=(max(9.0, 0.11 * min(n, MAX_TOPIC_LABELS)),
+                                                      2.9 * len(others)), squeeze=False)
     for ax, name in zip(axes[:, 0], others, strict=True):
         s = per_topic[name].set_index("qid")[measure].reindex(base.index).fillna(0.0)
         d = (s - base).sort_values(ascending=False)
@@ -52,7 +61,11 @@ def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baselin
         ax.bar(range(len(d)), d.to_numpy(), color=colors, width=0.9)
         ax.axhline(0, color="black", linewidth=0.6)
         ax.set_xlim(-1, max(len(d), 1))
-        ax.set_xticks([])
+        ticks = list(range(0, len(d), step))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(d.index[i]) for i in ticks], rotation=90, fontsize=6)
+        if step > 1:
+            ax.set_xlabel(f"topics (every {step}th labelled)", fontsize=7)
         ax.set_ylabel(f"Δ {measure}")
         wins, losses = int((d > 0).sum()), int((d < 0).sum())
         ax.set_title(f"{name} vs {baseline}: {wins} topics better, {losses} worse, "

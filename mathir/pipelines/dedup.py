@@ -50,3 +50,38 @@ class VisualDedup(pt.Transformer):
         out = results.iloc[rows].reset_index(drop=True)
         out["rank"] = rank
         return out
+
+
+class VisualIdDocno(pt.Transformer):
+    """Make ``docno`` the visual id, so Task 2 results score in ``pt.Experiment``.
+
+    Task 2 judges visual ids, but the formula pipelines' ``docno`` is the formula id
+    (what run files list). Against visual-id qrels (``read_qrels`` of the official
+    ``qrels_task2_visual_id`` file) every formula-id docno is unjudged and the run scores
+    0.0 without a warning. This stage keeps the first instance of each visual id per
+    query (highest score; :class:`VisualDedup` is a no-op before it), drops rows
+    without a visual id (the official evaluation cannot judge them), keeps the formula
+    id in ``formula_id`` and sets ``docno`` to the visual id. With the prime measures
+    (:data:`mathir.evaluation.prime.ARQMATH_MEASURES`, which drop unjudged visual ids),
+    ``pt.Experiment`` then gives :func:`mathir.evaluation.formula_search.evaluate_task2`'s
+    scores. Do not write its output as a run file: runs list formula ids.
+
+    >>> res = pd.DataFrame({"qid": ["1"] * 3, "docno": ["a", "b", "c"],
+    ...                     "visual_id": ["v", "", "w"], "score": [3.0, 2.0, 1.0]})
+    >>> VisualIdDocno()(res)[["docno", "formula_id", "rank"]].values.tolist()
+    [['v', 'a', 0], ['w', 'c', 1]]
+    """
+
+    def __repr__(self) -> str:
+        return "VisualIdDocno()"
+
+    def transform(self, results: pd.DataFrame) -> pd.DataFrame:
+        if "visual_id" not in results.columns:
+            raise ValueError("VisualIdDocno needs a visual_id column (from a formula retriever)")
+        vid = results["visual_id"]
+        known = vid.notna().to_numpy() & (vid.astype(str) != "").to_numpy()
+        out = results[known]
+        if "formula_id" not in out.columns:
+            out = out.assign(formula_id=out["docno"])
+        out = VisualDedup(num_results=None).transform(out.reset_index(drop=True))
+        return out.assign(docno=out["visual_id"].astype(str))

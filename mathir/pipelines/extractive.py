@@ -113,7 +113,7 @@ class CollectionTexts:
         return f"CollectionTexts({getattr(self.collection, 'path', self.collection)!s})"
 
     def __call__(self, docnos: Iterable[str]) -> dict[str, str]:
-        from mathir.evaluation.open_answers import answer_texts
+        from mathir.indexing.answer_index import answer_texts
 
         wanted = {str(d) for d in docnos}
         todo = wanted - set(self._cache)

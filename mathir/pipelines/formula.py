@@ -27,6 +27,7 @@ from mathir.indexing.html_text import strip_dollars
 from mathir.pipelines.dedup import VisualDedup
 from mathir.pipelines.fusion import LinearFusion, RRFusion
 from mathir.pipelines.lexical import bm25
+from mathir.pipelines.parameters import derived
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 
@@ -50,30 +51,34 @@ class FormulaQuery(pt.Transformer):
 
     def __init__(self, representation: str = "tuples", window: int = 2,
                  abstract: bool = True, symbols: bool = True):
-        if representation not in REPRESENTATIONS:
-            raise InputError(f"unknown formula representation {representation!r}; "
-                             f"expected one of {list(REPRESENTATIONS)}")
-        self.representation = representation
+        self.representation = _check_representation(representation)
         # The index holds every token kind; a query may leave out the abstracted tuples
         # and symbol unigrams, whose long posting lists cost most of PISA's time.
-        self.tokenizer = FormulaTokenizer(window=window, abstract=abstract, symbols=symbols)
+        self.window, self.abstract, self.symbols = window, abstract, symbols
 
     def __repr__(self) -> str:
-        t = self.tokenizer
         extra = "" if self.representation == "words" else \
-            f", abstract={t.abstract}, symbols={t.symbols}"
+            f", abstract={self.abstract}, symbols={self.symbols}"
         return f"FormulaQuery({self.representation!r}{extra})"
+
+    @property
+    def tokenizer(self) -> FormulaTokenizer:
+        """The tuple tokenizer of the current ``window``, ``abstract`` and ``symbols``."""
+        return derived(self, "_tokenizer", (self.window, self.abstract, self.symbols),
+                       lambda: FormulaTokenizer(window=self.window, abstract=self.abstract,
+                                                symbols=self.symbols))
 
     def tokens(self, latex: str) -> dict[str, float]:
         """Query tokens of one formula."""
         latex = strip_dollars(latex)
-        if self.representation == "words":
+        if _check_representation(self.representation) == "words":
             toks = latex_word_tokens(latex)
         else:
             toks = self.tokenizer.tokens(latex)
         return {k: float(v) for k, v in toks.items()}
 
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
+        _check_representation(self.representation)  # it may have been set since __init__
         out = topics.copy()
         if "query_0" not in out.columns:
             out["query_0"] = out["query"]
@@ -81,10 +86,19 @@ class FormulaQuery(pt.Transformer):
         return out
 
 
+def _check_representation(representation: str) -> str:
+    if representation not in REPRESENTATIONS:
+        raise InputError(f"unknown formula representation {representation!r}; "
+                         f"expected one of {list(REPRESENTATIONS)}")
+    return representation
+
+
 class FormulaRetriever(pt.Transformer):
     """BM25 (PISA) over one representation of a :class:`FormulaIndex`.
 
     Adds ``formula_id``, ``post_id``, ``thread_id`` and ``visual_id`` to each hit.
+    Every parameter may change between calls (``set_parameter``, as ``pt.GridScan``
+    does): PISA's retriever is built again for the new values.
     """
 
     def __init__(self, index: FormulaIndex, representation: str = "tuples",
@@ -94,7 +108,6 @@ class FormulaRetriever(pt.Transformer):
         self.num_results = num_results
         self.k1 = k1
         self.b = b
-        self._retriever = None
 
     def __repr__(self) -> str:
         return (f"FormulaRetriever({str(self.index.path)!r}, {self.representation!r}, "
@@ -108,14 +121,16 @@ class FormulaRetriever(pt.Transformer):
         if not has.any():
             return pd.DataFrame(columns=cols + ["formula_id", "post_id", "thread_id", "visual_id"])
         with native_output_to(self.index.path / "pisa.log"):
-            if self._retriever is None:
-                self._retriever = self.index.pisa(self.representation).bm25(
-                    k1=self.k1, b=self.b, num_results=self.num_results, verbose=False,
-                    toks_scale=1.0, threads=1, query_algorithm="maxscore")
+            key = (self.index, _check_representation(self.representation), self.k1, self.b,
+                   self.num_results)
+            retriever = derived(self, "_pisa", key, lambda: self.index.pisa(
+                self.representation).bm25(k1=self.k1, b=self.b, num_results=self.num_results,
+                                          verbose=False, toks_scale=1.0, threads=1,
+                                          query_algorithm="maxscore"))
             # PISA copies every topic column onto every hit: give it only what it needs
             # and add the other columns once the hits are known (numpy takes).
             asked = topics[has].reset_index(drop=True)
-            res = self._retriever.transform(asked[["qid", "query_toks"]])
+            res = retriever.transform(asked[["qid", "query_toks"]])
         # Assemble the output in one DataFrame construction: column-by-column assignment
         # cost more than PISA's own retrieval per query (benchmarks/formula_search.py).
         which = pd.Index(asked["qid"]).get_indexer(res["qid"])
@@ -166,6 +181,7 @@ class FormulaAwareAnswers(pt.Transformer):
     Each ``$...$`` formula of the question retrieves ``per_formula`` formulas by tuples;
     an answer scores the sum, over the question's formulas, of its best-matching
     formula's BM25 score. Only posts in ``answers`` (answer ids) are returned.
+    Every parameter may change between calls (``set_parameter``).
     """
 
     def __init__(self, index: FormulaIndex, answers: set[str] | None = None,
@@ -175,12 +191,26 @@ class FormulaAwareAnswers(pt.Transformer):
         self.answers = answers
         self.per_formula = per_formula
         self.num_results = num_results
-        self.query = FormulaQuery(representation)
-        self.retriever = FormulaRetriever(index, representation, per_formula)
+        self.representation = _check_representation(representation)
 
     def __repr__(self) -> str:
+        extra = "" if self.representation == "tuples" else f", {self.representation!r}"
         return (f"FormulaAwareAnswers({str(self.index.path)!r}, per_formula={self.per_formula}, "
-                f"num_results={self.num_results})")
+                f"num_results={self.num_results}{extra})")
+
+    @property
+    def query(self) -> FormulaQuery:
+        """The query stage for the current ``representation``."""
+        return derived(self, "_query", (self.representation,),
+                       lambda: FormulaQuery(self.representation))
+
+    @property
+    def retriever(self) -> FormulaRetriever:
+        """The formula retriever (kept, with PISA's retriever, across calls)."""
+        r = derived(self, "_retriever", (self.index,),
+                    lambda: FormulaRetriever(self.index, self.representation, self.per_formula))
+        r.representation, r.num_results = self.representation, self.per_formula
+        return r
 
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
         rows = []

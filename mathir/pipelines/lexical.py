@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 
 from mathir.indexing.answer_index import AnswerIndex, native_output_to
 from mathir.indexing.latex_words import math_to_words
+from mathir.pipelines.parameters import derived
 
 RESULT_COLUMNS = ["qid", "query", "docno", "score", "rank"]
 
@@ -76,6 +77,10 @@ class PisaBM25(pt.Transformer):
 
     PISA compiles a block-max index on first use and prints hundreds of progress lines;
     they go to ``pisa.log`` in the index directory instead of the terminal.
+
+    ``k1``, ``b``, ``num_results`` and ``threads`` may change between calls
+    (``set_parameter``, as ``pt.GridScan`` does): PISA's retriever is built again for
+    the new values.
     """
 
     def __init__(self, index: AnswerIndex, num_results: int = 1000, k1: float = 1.2,
@@ -85,20 +90,24 @@ class PisaBM25(pt.Transformer):
         self.num_results = num_results
         self.k1 = k1
         self.b = b
-        self._retriever = None
 
     def __repr__(self) -> str:
         return f"PisaBM25({self.index.path!s}, k1={self.k1}, b={self.b}, num_results={self.num_results})"
 
+    def _retriever(self) -> pt.Transformer:
+        """PISA's retriever for the current parameters (PISA compiles its block-max data
+        for each k1, b)."""
+        # MaxScore is exact like PISA's default block-max WAND, and 3x faster for the top
+        # 1000 of long math queries (benchmarks/index_mse.py).
+        return derived(self, "_pisa", (self.index, self.k1, self.b, self.num_results,
+                                       self.threads),
+                       lambda: self.index.pisa.bm25(
+                           k1=self.k1, b=self.b, num_results=self.num_results, verbose=False,
+                           query_algorithm="maxscore", threads=self.threads))
+
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
         with native_output_to(self.index.path / "pisa.log"):
-            if self._retriever is None:  # PISA compiles its block-max index here
-                # MaxScore is exact like PISA's default block-max WAND, and 3x faster for
-                # the top 1000 of long math queries (benchmarks/index_mse.py).
-                self._retriever = self.index.pisa.bm25(
-                    k1=self.k1, b=self.b, num_results=self.num_results, verbose=False,
-                    query_algorithm="maxscore", threads=self.threads)
-            res = self._retriever.transform(topics)
+            res = self._retriever().transform(topics)
         # PISA's threads finish queries in any order: restore the topics' order.
         order = {q: i for i, q in enumerate(dict.fromkeys(topics["qid"]))}
         res = res.assign(_topic=res["qid"].map(order))

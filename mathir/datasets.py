@@ -1,0 +1,527 @@
+"""PyTerrier datasets for mathir's tasks: ``pt.get_dataset("mathir:arqmath/task1/2022")``.
+
+ir_datasets has no ARQMath, WorldTree or DRAW-1K, and none of them can be downloaded
+automatically (they are published behind pages or licences), so these datasets read a
+local folder: ``data=DIR`` (``pt.get_dataset(name, data=DIR)``) or the ``MATHIR_DATA``
+environment variable. The files are found by the task registry
+(:meth:`mathir.tasks.Task.data`), exactly as ``mathir experiment --data DIR`` finds them;
+a folder that lacks some gets an :class:`~mathir.errors.InputError` naming them and where
+they are published. ``.../sample`` datasets are the embedded samples and need no files.
+
+Names (see :func:`dataset_names`)::
+
+    arqmath/task1/{2020,2021,2022}   arqmath/task1/sample   answers (Posts.V1.3.xml / thread HTML)
+    arqmath/task2/{2020,2021,2022}   arqmath/task2/sample   formulas (latex_representation_v3)
+    arqmath/task3/2022               arqmath/task3/sample   answers; Task 3 qrels
+    worldtree/{train,dev,test}       worldtree/sample[/train|dev|test]   tablestore facts
+    word-problems/draw1k/{test,dev}  word-problems/alg514/fold-K  word-problems/dolphin/fold-K
+    word-problems/sample             (K = 0..4)   training problems
+
+The task registry's own names are accepted too (``arqmath-task1/2022``,
+``word-problems/alg514-fold-0``, ``worldtree/Dev``).
+
+>>> ds = dataset("arqmath/task1/sample")
+>>> len(ds.get_topics()), ds.get_corpus_lang()
+(10, 'en')
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# Subclassing PyTerrier's Dataset / DatasetProvider needs pyterrier at class definition.
+# This module is loaded only through the entry point (or on use), never by `import mathir`.
+import pyterrier as pt
+
+from mathir.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mathir.tasks import Task, TaskData
+
+DATA_ENV = "MATHIR_DATA"
+# (what, where it is published) of each family, for info_url() and the error messages
+ARQMATH = ("the ARQMath collection, topics and qrels", "https://www.cs.rit.edu/~dprl/ARQMath/")
+WORLDTREE = ("the WorldTree tablestore and questions (TextGraphs-2019 shared task data)",
+             "http://cognitiveai.org/explanationbank/")
+DERIVATIONS = ("the DRAW-1K, Alg-514 and Dolphin-L derivation release (draw.json, kushman.json, "
+               "dolphin_t2_final.json and the split files)", "https://aka.ms/derivationpaper")
+
+
+@dataclass(frozen=True)
+class _Need:
+    """A file (or folder) a dataset needs: any of ``patterns`` under the data folder.
+
+    Declared only to name what is missing in the error message; the files themselves
+    are found by the task registry.
+    """
+
+    patterns: tuple[str, ...]
+    what: str
+    collection: bool = False  # provided by ``collection=`` when given
+
+    def describe(self) -> str:
+        return " or ".join(self.patterns) + f" ({self.what})"
+
+    def found(self, root: Path) -> bool:
+        from mathir.storage import walk_glob
+
+        return any(walk_glob(root, p) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One dataset name: which task, which year / split, where its files come from."""
+
+    kind: str  # the Dataset class, by key of _CLASSES
+    task: str  # mathir task registry name
+    split: str | None  # passed to Task.data as ``year``
+    sample: bool
+    source: str  # what the files are, as published
+    info: str  # where they are published; info_url()
+    needs: tuple[_Need, ...] = ()
+    family: str = ""  # "arqmath/task1", ...: names the family's sample in messages
+
+
+def _task1_needs(year: str) -> tuple[_Need, ...]:
+    return (_Need((f"Topics_Task1_{year}*.xml",), "Task 1 topics"),
+            _Need((f"qrel_task1_{year}_official.tsv",), "Task 1 qrels"),
+            _Need(("Posts.V1.3.xml", "thread_html*"),
+                  "the collection: Math StackExchange posts or a folder of thread HTML files",
+                  collection=True))
+
+
+def _specs_list() -> Iterator[tuple[str, _Spec]]:
+    (arq, arq_url), (wt, wt_url), (wp, wp_url) = ARQMATH, WORLDTREE, DERIVATIONS
+    for year in ("2020", "2021", "2022"):
+        yield f"arqmath/task1/{year}", _Spec("answers", "arqmath-task1", year, False, arq,
+                                             arq_url, _task1_needs(year), "arqmath/task1")
+    for year in ("2020", "2021", "2022"):
+        yield f"arqmath/task2/{year}", _Spec(
+            "formulas", "arqmath-task2", year, False, arq, arq_url,
+            (_Need((f"Topics_Task2_{year}*.xml",), "Task 2 topics"),
+             _Need((f"qrel_task2_{year}_visual_id*official.tsv",), "Task 2 visual-id qrels"),
+             _Need(("latex_representation_v3*.tsv", "formula_index_from_thread_html.tsv"),
+                   "the formula index TSV", collection=True)), "arqmath/task2")
+    yield "arqmath/task3/2022", _Spec(
+        "task3", "arqmath-task3", "2022", False, arq, arq_url,
+        (*_task1_needs("2022"), _Need(("qrel_task3_2022*.tsv",), "Task 3 qrels")),
+        "arqmath/task3")
+    for family, kind, task in (("arqmath/task1", "answers", "arqmath-task1"),
+                               ("arqmath/task2", "formulas", "arqmath-task2"),
+                               ("arqmath/task3", "task3", "arqmath-task3")):
+        yield f"{family}/sample", _Spec(kind, task, None, True, arq, arq_url, family=family)
+    for split in ("train", "dev", "test"):
+        name = split.capitalize()
+        yield f"worldtree/{split}", _Spec(
+            "worldtree", "worldtree", name, False, wt, wt_url,
+            (_Need(("tables",), "the tablestore: a tables/ folder of TSVs", collection=True),
+             _Need((f"ARC-Elementary*EXPL-{name}*.tsv",), f"the {name} questions")),
+            "worldtree")
+    yield "worldtree/sample", _Spec("worldtree", "worldtree", "Dev", True, wt, wt_url,
+                                    family="worldtree")
+    for split in ("train", "dev", "test"):
+        yield f"worldtree/sample/{split}", _Spec("worldtree", "worldtree", split.capitalize(),
+                                                 True, wt, wt_url, family="worldtree")
+    problems = _Need(("draw.json",), "the DRAW-1K problems", collection=True)
+    for split in ("test", "dev"):
+        yield f"word-problems/draw1k/{split}", _Spec(
+            "problems", "word-problems", split, False, wp, wp_url,
+            (_Need((f"draw-{split}.txt",), f"the DRAW-1K {split} split"),
+             _Need(("draw-train.txt",), "the DRAW-1K train split"), problems), "word-problems")
+    for k in range(5):
+        yield f"word-problems/alg514/fold-{k}", _Spec(
+            "problems", "word-problems", f"alg514-fold-{k}", False, wp, wp_url,
+            (_Need((f"kushman-fold-{k}.txt",), f"Alg-514 fold {k}"),
+             _Need(("kushman.json",), "the Alg-514 problems", collection=True)),
+            "word-problems")
+    for k in range(5):
+        yield f"word-problems/dolphin/fold-{k}", _Spec(
+            "problems", "word-problems", f"dolphin-fold-{k}", False, wp, wp_url,
+            (_Need((f"dolphin-t2-fold-new-{k}.txt",), f"Dolphin-L fold {k}"),
+             _Need(("dolphin_t2_final.json",), "the Dolphin-L problems", collection=True)),
+            "word-problems")
+    yield "word-problems/sample", _Spec("problems", "word-problems", "test", True, wp, wp_url,
+                                        family="word-problems")
+
+
+@functools.cache
+def _specs() -> dict[str, _Spec]:
+    return dict(_specs_list())
+
+
+@functools.cache
+def _aliases() -> dict[str, str]:
+    """The task registry's spellings (``arqmath-task1/2022``, ``word-problems/test``)."""
+    out: dict[str, str] = {}
+    for name, spec in _specs().items():
+        if spec.task.startswith("arqmath-"):  # arqmath/task1/2022 -> arqmath-task1/2022
+            out[spec.task + name.removeprefix(spec.family)] = name
+        elif spec.task == "worldtree" and name != "worldtree/sample":  # worldtree/Dev
+            head, _, split = name.rpartition("/")
+            out[f"{head}/{split.capitalize()}"] = name
+        elif spec.task == "word-problems" and not spec.sample:  # word-problems/test
+            out[f"word-problems/{spec.split}"] = name
+    return {a: n for a, n in out.items() if a != n}
+
+
+def dataset_names() -> list[str]:
+    """Every dataset name of the ``mathir`` provider.
+
+    >>> [n for n in dataset_names() if n.startswith("arqmath/task3")]
+    ['arqmath/task3/2022', 'arqmath/task3/sample']
+    """
+    return list(_specs())
+
+
+def canonical_name(name: str) -> str:
+    """The dataset's name as listed by :func:`dataset_names`; KeyError when unknown.
+
+    >>> canonical_name("arqmath-task1/2022"), canonical_name("word-problems/alg514-fold-0")
+    ('arqmath/task1/2022', 'word-problems/alg514/fold-0')
+    """
+    name = name.removeprefix("mathir:")
+    if name in _specs():
+        return name
+    if name in _aliases():
+        return _aliases()[name]
+    close = difflib.get_close_matches(name, [*_specs(), *_aliases()], n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise KeyError(f"unknown mathir dataset {name!r}; {hint}known: {', '.join(_specs())}")
+
+
+def default_index_root() -> Path:
+    """Where :meth:`MathirDataset.get_index` builds indexes by default: PyTerrier's home
+    (``PYTERRIER_HOME``, else ``~/.pyterrier``) / ``mathir`` / ``indexes``."""
+    return Path(pt.io.pyterrier_home()) / "mathir" / "indexes"
+
+
+class MathirDataset(pt.datasets.Dataset):
+    """A mathir task's data as a PyTerrier dataset (one year or split, or the sample).
+
+    Configure with ``data=DIR`` (default ``$MATHIR_DATA``) and optionally
+    ``collection=PATH`` (another collection than the one found under ``DIR``), as
+    ``pt.get_dataset("mathir:...", data=DIR)`` does. Files are located on first use.
+    """
+
+    def __init__(self, name: str, spec: _Spec):
+        self.name = name
+        self._spec = spec
+        self._root: Path | None = None
+        self._collection: Path | None = None
+        self._files: TaskData | None = None
+        self._configure()
+
+    def _configure(self, data: str | Path | None = None,
+                   collection: str | Path | None = None) -> None:
+        """Called by ``pt.get_dataset(name, **kwargs)`` with its keyword arguments."""
+        if self._spec.sample and data is not None:
+            raise InputError(f"mathir:{self.name} is the embedded sample and reads no data "
+                             f"folder; drop data= or use a year / split, e.g. "
+                             f"{self._other_names()}")
+        root = data if data is not None else (
+            None if self._spec.sample else os.environ.get(DATA_ENV) or None)
+        self._root = Path(root).expanduser() if root else None
+        self._collection = Path(collection).expanduser() if collection else None
+        self._files = None
+
+    def __repr__(self) -> str:
+        where = "" if self._root is None else f", data={str(self._root)!r}"
+        return f"{type(self).__name__}({self.name!r}{where})"
+
+    # --- files ---------------------------------------------------------------------
+
+    def task(self) -> Task:
+        """The mathir task (:mod:`mathir.tasks`) of this dataset."""
+        from mathir.tasks import get_task
+
+        return get_task(self._spec.task)
+
+    def files(self) -> TaskData:
+        """The files of this dataset (collection, topics, qrels, extras), as located by
+        the task registry; InputError naming the missing ones."""
+        if self._files is None:
+            self._files = self._locate()
+        return self._files
+
+    def _locate(self) -> TaskData:
+        task = self.task()
+        if self._spec.sample:
+            return task.data(None, self._spec.split, self._collection)
+        if self._root is None:
+            raise InputError(f"mathir:{self.name} reads local files and no data folder is "
+                             f"set: pass pt.get_dataset('mathir:{self.name}', data=DIR) or "
+                             f"set {DATA_ENV}=DIR. It needs {self._describe(self._needs())}. "
+                             + self._where())
+        if not self._root.is_dir():
+            raise InputError(f"data folder of mathir:{self.name} not found. It needs "
+                             f"{self._describe(self._needs())}. " + self._where(),
+                             path=self._root)
+        try:
+            data = task.data(self._root, self._spec.split, self._collection)
+        except InputError as e:
+            raise self._missing(e.message) from e
+        paths = [data.collection, data.topics, data.qrels, *data.extras.values()]
+        absent = [p for p in paths if p is not None and not p.exists()]
+        if absent:
+            raise self._missing(f"located but absent: {', '.join(map(str, absent))}")
+        return data
+
+    def _needs(self) -> list[_Need]:
+        return [n for n in self._spec.needs if not (n.collection and self._collection)]
+
+    @staticmethod
+    def _describe(needs: Iterable[_Need]) -> str:
+        return "; ".join(n.describe() for n in needs)
+
+    def _other_names(self) -> str:
+        family = self._spec.family
+        return ", ".join(n for n, s in _specs().items() if s.family == family and not s.sample)
+
+    def _where(self) -> str:
+        sample = next(n for n, s in _specs().items()
+                      if s.family == self._spec.family and s.sample)
+        return (f"These files cannot be downloaded automatically: {self._spec.source} are "
+                f"published at {self._spec.info}. The embedded sample needs no files: "
+                f"mathir:{sample}.")
+
+    def _missing(self, detail: str) -> InputError:
+        assert self._root is not None
+        missing = [n for n in self._needs() if not n.found(self._root)]
+        what = (f"missing {self._describe(missing)}" if missing
+                else f"incomplete data ({detail})")
+        return InputError(f"mathir:{self.name}: {what}. " + self._where(), path=self._root)
+
+    # --- PyTerrier's Dataset API -----------------------------------------------------
+
+    def get_topics(self, variant: str | None = None) -> pd.DataFrame:
+        """The topics (``qid``, ``query`` and the task's columns). ``variant`` names a
+        column to use as ``query`` (e.g. ``"title"`` for ARQMath Task 1)."""
+        topics = self.task().read_topics(self.files().topics)
+        if variant is not None:
+            if variant not in topics.columns or variant == "qid":
+                raise ValueError(f"no topic variant {variant!r} in mathir:{self.name}; "
+                                 f"available: {[c for c in topics.columns if c != 'qid']}")
+            topics = topics.assign(query=topics[variant].astype(str))
+        return topics
+
+    def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
+        """The judgments, read by the task's own reader (``qid``, ``docno``, ``label``...;
+        word problems: ``qid``, ``problem`` — the gold problem)."""
+        if variant is not None:
+            raise ValueError(f"mathir:{self.name} has no qrels variants (got {variant!r})")
+        files = self.files()
+        if files.qrels is None:
+            raise InputError(f"mathir:{self.name} has no judgments (its question file is "
+                             "masked)", path=files.topics)
+        return self.task().read_qrels(files.qrels)
+
+    def get_corpus_lang(self) -> str:
+        return "en"
+
+    def get_topics_lang(self) -> str:
+        return "en"
+
+    def info_url(self) -> str:
+        return self._spec.info
+
+    def get_index(self, variant: str | None = None, *, index_dir: str | Path | None = None,
+                  quiet: bool = True) -> Any:
+        """The task's mathir index of the collection, built or reused (Task 1 and 3: an
+        ``AnswerIndex``, Task 2: a ``FormulaIndex``, WorldTree: a ``FactIndex``, word
+        problems: a ``WordProblemIndex`` of the training problems) in ``index_dir``, by
+        default a folder named after the collection under :func:`default_index_root`."""
+        if variant is not None:
+            raise ValueError(f"mathir:{self.name} has no index variants (got {variant!r})")
+        return self.task().index(self.files(), index_dir, quiet=quiet,
+                                 cache_root=default_index_root())
+
+    def get_extras(self) -> dict[str, Path]:
+        """The task's extra files by option name (e.g. ``formula_index``, ``assignments``,
+        ``tablestore``, ``lemmas``, ``train``), as its evaluation takes them."""
+        return dict(self.files().extras)
+
+    def _describe_component(self, component: str) -> bool | None:
+        return True if component in ("topics", "qrels", "corpus") else None
+
+    def _progress(self, docs: Iterable[dict], verbose: bool, total: int | None = None
+                  ) -> Iterator[dict]:
+        return iter(pt.tqdm(docs, desc=f"mathir:{self.name}", unit=" docs", total=total,
+                            disable=not verbose))
+
+
+class AnswerDataset(MathirDataset):
+    """ARQMath Task 1: answer retrieval; the corpus is the answer posts."""
+
+    def get_corpus_iter(self, *, verbose: bool = True, with_title: bool = True,
+                        math_words: bool = False) -> Iterator[dict]:
+        """Answers as ``{"docno", "text", "thread_id"}`` (formulas as ``$LaTeX$``, or as
+        words with ``math_words``, as mathir's own index reads them; ``with_title``
+        prepends the question's title).
+
+        >>> sum(1 for _ in dataset("arqmath/task1/sample").get_corpus_iter(verbose=False))
+        250
+        """
+        from mathir.indexing.answer_index import AnswerCollection
+
+        answers = AnswerCollection.at(self.files().collection)
+        return self._progress(answers.iter_answers(with_title, math_words), verbose)
+
+    def get_topic_metadata(self) -> pd.DataFrame | None:
+        """ARQMath's topic information (category, difficulty, dependency), if found."""
+        from mathir.topics.arqmath import read_topic_metadata
+
+        meta = self.files().metadata
+        return None if meta is None else read_topic_metadata(meta)
+
+
+class Task3Dataset(AnswerDataset):
+    """ARQMath-3 Task 3: open-domain answers; qrels judge the participants' answers."""
+
+    def get_assignments(self) -> pd.DataFrame | None:
+        """Which synthetic document id (``d_N``) each run's answer got (``run, qid,
+        docno``), from ``teams_document_id.tsv``; None when the file is absent."""
+        from mathir.runs.arqmath_task3 import read_assignments
+
+        path = self.files().extras.get("assignments")
+        return None if path is None else read_assignments(path)
+
+    def get_task1_qrels(self) -> pd.DataFrame:
+        """The Task 1 qrels of the same topics (the relevant answers of the collection)."""
+        return self.task().read_qrels(self.files().extras["task1_qrels"])
+
+
+class FormulaDataset(MathirDataset):
+    """ARQMath Task 2: formula search; the corpus is the formula instances."""
+
+    def get_corpus_iter(self, *, verbose: bool = True) -> Iterator[dict]:
+        """Formula instances as ``{"docno": formula_id, "text": formula, "post_id",
+        "thread_id", "type", "comment_id", "old_visual_id", "visual_id", "issue"}``.
+
+        A formula id repeated in the source (a question copied into several thread
+        files) is yielded once, as mathir's formula index keeps it.
+        """
+        from mathir.indexing.formula_index import iter_formula_source
+
+        source = self.files().collection
+
+        def docs() -> Iterator[dict]:
+            seen: set[str] = set()
+            for rec in iter_formula_source(source):
+                if rec.formula_id in seen:
+                    continue
+                seen.add(rec.formula_id)
+                doc = rec._asdict()
+                doc["docno"] = doc.pop("formula_id")
+                doc["text"] = doc.pop("formula")
+                yield doc
+
+        return self._progress(docs(), verbose)
+
+    def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
+        """The official qrels, whose ``docno`` is a **visual id**, not a formula id:
+        score formula runs with :func:`mathir.evaluate_task2` (``runs, qrels,
+        ds.get_formula_index()``), which maps formula ids to visual ids and keeps one
+        per visual id, as ARQMath does; ``pt.Experiment`` would compare formula ids with
+        visual ids."""
+        return super().get_qrels(variant)
+
+    def get_formula_index(self) -> Path:
+        """The formula index TSV (``latex_representation_v3``) that maps formula ids to
+        visual ids, for :func:`mathir.evaluation.formula_search.evaluate_task2`."""
+        path = self.files().extras.get("formula_index")
+        if path is None:
+            raise InputError(f"mathir:{self.name}: the collection is not a formula index "
+                             "TSV, so there are no visual ids", path=self.files().collection)
+        return path
+
+
+class WorldtreeDataset(MathirDataset):
+    """WorldTree explanation regeneration; the corpus is the tablestore's facts."""
+
+    def get_corpus_iter(self, *, verbose: bool = True) -> Iterator[dict]:
+        """Facts as ``{"docno": lower-cased UID, "text", "table"}`` (each UID once)."""
+        facts = self.get_tablestore().facts
+        rows = facts[["docno", "text", "table"]].to_dict("records")
+        return self._progress(rows, verbose, total=len(rows))
+
+    def get_tablestore(self):
+        """The tablestore (:class:`mathir.indexing.worldtree.Tablestore`)."""
+        from mathir.indexing.worldtree import read_tablestore
+
+        return read_tablestore(self.files().extras.get("tablestore", self.files().collection))
+
+    def get_lemmas(self) -> dict[str, str] | None:
+        """The lemma list (word -> lemma) of the distribution; None when absent."""
+        from mathir.indexing.worldtree import read_lemmas
+
+        path = self.files().extras.get("lemmas")
+        return None if path is None else read_lemmas(path)
+
+
+class WordProblemDataset(MathirDataset):
+    """Algebra word problems: topics are the split's problems, qrels their gold problems,
+    and the corpus the training problems a solver learns from."""
+
+    def get_corpus_iter(self, *, verbose: bool = True) -> Iterator[dict]:
+        """Training problems as ``{"docno", "text", "equations", "solutions", "template",
+        "alignment"}`` (alignment: slot -> ``[SentenceId, TokenId, Value]``): those of the
+        train split (DRAW-1K), else every problem outside the fold — never the
+        evaluated problems themselves, so a retriever cannot find the answer key.
+
+        >>> sum(1 for _ in dataset("word-problems/sample").get_corpus_iter(verbose=False))
+        9
+        """
+        from mathir.indexing.word_problems import iter_derivation_problems, read_split
+
+        files = self.files()
+        train = files.extras.get("train")
+        keep = set(read_split(train)) if train else None
+        drop = set(read_split(files.topics))
+
+        def docs() -> Iterator[dict]:
+            for p in iter_derivation_problems(files.collection):
+                if (keep is None or p.id in keep) and p.id not in drop:
+                    yield {"docno": p.id, "text": p.text, "equations": list(p.equations),
+                           "solutions": list(p.solutions), "template": list(p.template),
+                           "alignment": {c: [n.sentence, n.token, n.value]
+                                         for c, n in p.alignment.items()}}
+
+        return self._progress(docs(), verbose)
+
+
+_CLASSES: dict[str, type[MathirDataset]] = {
+    "answers": AnswerDataset, "task3": Task3Dataset, "formulas": FormulaDataset,
+    "worldtree": WorldtreeDataset, "problems": WordProblemDataset,
+}
+
+
+class MathirDatasets(pt.datasets.DatasetProvider):
+    """The ``mathir`` dataset provider (entry point group ``pyterrier.dataset_provider``)."""
+
+    def get_dataset(self, name: str) -> MathirDataset:
+        canonical = canonical_name(name)
+        spec = _specs()[canonical]
+        return _CLASSES[spec.kind](canonical, spec)
+
+    def list_dataset_names(self) -> Iterable[str]:
+        return dataset_names()
+
+
+def dataset(name: str, **configure: Any) -> MathirDataset:
+    """The dataset ``name`` configured like ``pt.get_dataset("mathir:" + name, **configure)``,
+    without going through PyTerrier's entry points (e.g. in a source checkout).
+
+    >>> dataset("worldtree/sample").get_topics()["qid"].iloc[0]
+    'WT_DEV_01'
+    """
+    ds = MathirDatasets().get_dataset(name)
+    ds._configure(**configure)
+    return ds

@@ -1,0 +1,103 @@
+"""PyTerrier's parameter contract for mathir's transformers.
+
+``pt.GridScan``, ``pt.GridSearch`` and ``pt.KFoldGridSearch`` change a transformer's
+parameters with ``set_parameter(name, value)``, which PyTerrier implements as a plain
+``setattr``. A transformer that builds something from its parameters (PISA's retriever
+from ``k1`` and ``b``, a cross-encoder from its model path, BM25 weights of the facts)
+must then build it again, or the grid scores one setting under every name. Two tools:
+
+* :func:`derived`: an object built from parameter values is kept with those values and
+  rebuilt when one of them changes, whether through ``set_parameter`` or a plain
+  attribute assignment;
+* :class:`Fixed`: a parameter whose derived state is too costly to rebuild on the fly
+  (training statistics, a fitted vocabulary) refuses to change after ``__init__``, so a
+  grid over it fails loudly instead of scoring the old value.
+
+Parameters that a transformer reads on every call (``num_results``, fusion weights)
+need neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import PurePath
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_VALUES = (str, bytes, int, float, complex, bool, type(None), PurePath)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal plain values (numbers, strings, paths, tuples of them) or the same object.
+
+    Objects (indexes, encoders, data frames) compare by identity: their ``==`` may be
+    costly, elementwise (data frames) or always true (dataclasses with equal fields are
+    fine to rebuild from, but identity is the safe test).
+    """
+    if a is b:
+        return True
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return isinstance(a, _VALUES) and type(a) is type(b) and a == b
+
+
+def derived(owner: object, slot: str, key: tuple, build: Callable[[], T]) -> T:
+    """The object in ``owner``'s ``slot`` built from ``key``; built again when ``key`` changed.
+
+    The key holds the parameter values the object depends on; the values are kept with
+    the object (so objects compared by identity stay alive).
+
+    >>> class Box:
+    ...     k1 = 1.2
+    >>> box = Box()
+    >>> derived(box, "_w", (box.k1,), lambda: box.k1 * 10)
+    12.0
+    >>> box.k1 = 2.0  # what set_parameter does
+    >>> derived(box, "_w", (box.k1,), lambda: box.k1 * 10)
+    20.0
+    """
+    held = owner.__dict__.get(slot)
+    if held is None or not _same(held[0], key):
+        held = (key, build())
+        owner.__dict__[slot] = held
+    return held[1]
+
+
+class Fixed:
+    """A transformer attribute set once, in ``__init__``; changing it later is an error.
+
+    For parameters whose derived state is built at construction and is too costly to
+    rebuild per change: ``set_parameter`` (GridScan) or an assignment raises instead
+    of being silently ignored.
+
+    >>> class Ranker:
+    ...     index = Fixed()
+    ...     def __init__(self, index):
+    ...         self.index = index
+    >>> r = Ranker("facts")
+    >>> r.index
+    'facts'
+    >>> r.index = "other"
+    Traceback (most recent call last):
+    ...
+    AttributeError: Ranker.index is fixed when it is built (its derived state depends on it): build a new Ranker instead
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.slot = f"_fixed_{name}"
+
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self.slot]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, obj: object, value: Any) -> None:
+        if self.slot in obj.__dict__:
+            cls = type(obj).__name__
+            raise AttributeError(f"{cls}.{self.name} is fixed when it is built (its derived "
+                                 f"state depends on it): build a new {cls} instead")
+        obj.__dict__[self.slot] = value
