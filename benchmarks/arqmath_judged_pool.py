@@ -16,6 +16,26 @@ and measures on this machine's CPU:
 (``systems`` for the first year; ``by_year`` holds every year). Goal: the best fused
 pipeline beats BM25's nDCG' on 2021 by at least 10% relative. The fusion weights were
 chosen on 2020 and 2022, not on 2021.
+
+``--peers`` (instead of the above) puts the ARQMath-1 participants' runs
+(``DATA/runs/arqmath1``) beside mathir's pipelines on the 2020 pool, by the protocol of
+:mod:`mathir.evaluation.pool_completion`: qrels restricted to the pool; every run,
+mathir's included, restricted to the pool's answers, with each topic's judged pool
+answers it did not retrieve appended after its own ranking in a random order; scores
+averaged over 20 seeds (spread reported); the random-order floor (an empty run,
+completed) as a row. mathir's ``fusion`` is re-tuned WITHOUT 2020: the (BM25, dense,
+formulas) weights are chosen over a grid (steps of 0.1, summing to 1: 66 points) by
+nDCG' over the 2021 and 2022 pool topics pooled, from the stored component runs, then
+the library's ``fusion`` pipeline runs on 2020 with those weights
+(``fusion-tuned-2021-2022``). ``fusion-default`` (the library's weights, chosen on 2020
+and 2022) is shown for reference and is never the "best mathir" row. A paired t-test and
+a Wilcoxon test over the 2020 topics compare mathir's best pipeline that did not see 2020
+with the best submitted participant run. Goal: +0.03 nDCG', p < 0.05 (t-test).
+
+    python benchmarks/arqmath_judged_pool.py --peers --out runs/peers --json
+
+Runs, the answer index and the dense index go under ``--out`` and are reused while
+unchanged. Every result carries ``wall_s`` and ``cpu_s`` (this process's CPU time).
 """
 
 from __future__ import annotations
@@ -35,11 +55,14 @@ PIPELINES = ["tfidf", "bm25", "bm25>>biencoder", "dense", "fusion"]
 FUSED = ("fusion", "formula-aware", "formula-aware-rrf")
 
 
-def effectiveness(data: Path, year: str, pipelines: list[str], out: Path, quiet: bool) -> dict:
-    from mathir.tasks import get_task, run_experiment
+def effectiveness(data: Path, year: str, pipelines: list[str], out: Path, quiet: bool,
+                  options: dict | None = None) -> dict:
+    from mathir.experiment import run_experiment
+    from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")
-    res = run_experiment(task, task.data(data, year), pipelines, out=out, quiet=quiet)
+    res = run_experiment(task, task.data(data, year), pipelines, out=out, quiet=quiet,
+                         options=options)
     table = res.table.round(4)
     return {"systems": {n: {m: float(v) for m, v in row.items()} for n, row in table.iterrows()},
             "seconds": {k: round(v, 2) for k, v in res.seconds.items()}}
@@ -87,6 +110,235 @@ def speed(data: Path, out: Path, cross_encoder: str | None, topics_n: int = 10,
     return result
 
 
+# --- ARQMath-1 participants beside mathir (--peers) ------------------------------------------
+
+EVAL_YEAR = "2020"
+TUNE_YEARS = ("2021", "2022")
+PEER_SEEDS = tuple(range(20))
+#: the fusion weight grid: (BM25, dense, formulas) in steps of WEIGHT_STEP summing to 1
+WEIGHT_STEP = 0.1
+#: runs/arqmath1 files (stem) that are not teams' submitted runs
+NOT_SUBMITTED = {"Linked_MSE_baseline": "organisers' baseline (linked MSE posts)",
+                 "MIRMU-posthoc-ensemble-all-runs-task1": "post-hoc fusion of ARQMath-1 runs"}
+#: what each mathir row saw of the ARQMath qrels
+SAW = {"tfidf": "none", "bm25": "none", "dense": "none (pretrained all-MiniLM-L6-v2)",
+       "formulas": "none"}
+
+
+def weight_grid(step: float = WEIGHT_STEP) -> list[tuple[float, float, float]]:
+    """(BM25, dense, formulas) weights in steps of ``step``, summing to 1.
+
+    >>> len(weight_grid()), weight_grid()[:2]
+    (66, [(0.0, 0.0, 1.0), (0.0, 0.1, 0.9)])
+    """
+    n = round(1 / step)
+    return [(round(i * step, 10), round(j * step, 10), round((n - i - j) * step, 10))
+            for i in range(n + 1) for j in range(n + 1 - i)]
+
+
+def _year_runs(task, data: Path, year: str, out: Path, quiet: bool) -> dict:
+    """The component runs of one year (reused from ``out`` while unchanged), the pool's
+    qrels and topics."""
+    from mathir.experiment import run_experiment
+    from mathir.tasks.arqmath import answer_formulas
+
+    d = task.data(data, year)
+    res = run_experiment(task, d, ["tfidf", "bm25", "dense", {"formulas": answer_formulas}],
+                         out=out, quiet=quiet)
+    index = task.index(d, quiet=True, cache_root=out / ".index")
+    docnos = set(index.docnos())
+    qrels = task.read_qrels(d.qrels)
+    qrels = qrels[qrels["docno"].isin(docnos)]
+    topics = task.read_topics(d.topics)
+    runs = {n: task.read_run(p) for n, p in res.runs.items()}
+    return {"data": d, "runs": runs, "qrels": qrels, "topics": topics, "docnos": docnos,
+            "seconds": {k: round(v, 1) for k, v in res.seconds.items()}}
+
+
+def _fused(runs: dict, topics, weights) -> pd.DataFrame:
+    import pyterrier as pt
+
+    from mathir.pipelines.fusion import LinearFusion
+
+    parts = [pt.Transformer.from_df(runs[n][["qid", "docno", "score"]])
+             for n in ("bm25", "dense", "formulas")]
+    return LinearFusion(parts, list(weights), num_results=1000)(topics)
+
+
+def tune_fusion(years: dict) -> dict:
+    """The grid's best (BM25, dense, formulas) weights by nDCG' over the topics of
+    ``years`` (all their qrels topics pooled; the first best in grid order wins)."""
+    from mathir.evaluation.prime import per_query
+
+    scores = []
+    for w in weight_grid():
+        per = [per_query(_fused(y["runs"], y["topics"], w), y["qrels"])["nDCG'"]
+               for y in years.values()]
+        scores.append((float(pd.concat(per).mean()), w))
+    best = max(scores, key=lambda s: s[0])  # max keeps the first of equal scores
+    top = sorted(scores, key=lambda s: -s[0])[:5]
+    return {"weights": list(best[1]), "ndcg": round(best[0], 4), "tuned_on": list(years),
+            "grid": f"(bm25, dense, formulas) in steps of {WEIGHT_STEP}, summing to 1 "
+                    f"({len(scores)} points)",
+            "top5": [{"weights": list(w), "ndcg": round(s, 4)} for s, w in top]}
+
+
+def _row(name: str, kind: str, saw: str, per_topic, per_seed, plain=None) -> dict:
+    from mathir.evaluation.pool_completion import seed_summary
+
+    summary = seed_summary(per_seed)
+    row = {"run": name, "kind": kind, "saw": saw}
+    for m, s in summary.items():
+        row[m] = round(s["mean"], 4)
+    row["nDCG'_seed_sd"] = round(summary["nDCG'"]["sd"], 4)
+    row["nDCG'_seed_range"] = [round(summary["nDCG'"]["min"], 4),
+                               round(summary["nDCG'"]["max"], 4)]
+    if plain is not None:
+        row["nDCG'_not_completed"] = round(float(plain["nDCG'"].mean()), 4)
+    return row
+
+
+def peers(data: Path, out: Path, quiet: bool) -> dict:
+    """ARQMath-1 participants' runs and mathir's pipelines on the 2020 judged pool, by
+    the pool-completion protocol (:mod:`mathir.evaluation.pool_completion`)."""
+    import functools
+
+    from mathir.evaluation.pool_completion import completed_scores, random_floor
+    from mathir.evaluation.prime import per_query
+    from mathir.evaluation.significance import significance_table
+    from mathir.experiment import run_experiment
+    from mathir.pipelines.neural import FUSION_WEIGHTS_WITH_FORMULAS
+    from mathir.tasks import get_task
+    from mathir.tasks.arqmath import fusion
+
+    task = get_task("arqmath-task1")
+    stage: dict[str, dict] = {}
+
+    def clock(name: str, t0: float, c0: float) -> None:
+        stage[name] = {"wall_s": round(time.perf_counter() - t0, 1),
+                       "cpu_s": round(time.process_time() - c0, 1)}
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    years = {y: _year_runs(task, data, y, out, quiet) for y in (*TUNE_YEARS, EVAL_YEAR)}
+    clock("component_runs", t0, c0)
+    t0, c0 = time.perf_counter(), time.process_time()
+    tuning = tune_fusion({y: years[y] for y in TUNE_YEARS})
+    clock("tuning", t0, c0)
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    ev = years[EVAL_YEAR]
+    tuned_w = tuple(tuning["weights"])
+    default_w = tuple(FUSION_WEIGHTS_WITH_FORMULAS)
+    tuned_name = "fusion-tuned-" + "-".join(TUNE_YEARS)
+    # The library's own fusion pipeline with the weights chosen on 2021+2022 (run files
+    # and manifests under `out`, like every run of this benchmark).
+    res = run_experiment(task, ev["data"], [{tuned_name: functools.partial(fusion, weights=tuned_w),
+                                             "fusion-default": "fusion"}], out=out, quiet=quiet)
+    mathir_runs = {n: ev["runs"][n] for n in ("tfidf", "bm25", "dense", "formulas")}
+    mathir_runs.update({n: task.read_run(p) for n, p in res.runs.items()})
+    # the tuned fusion of the stored component runs must be the pipeline's own ranking
+    check = per_query(_fused(ev["runs"], ev["topics"], tuned_w), ev["qrels"])["nDCG'"].mean()
+    saw = {**SAW, tuned_name: "+".join(TUNE_YEARS) + f" (weights {list(tuned_w)})",
+           "fusion-default": f"2020+2022 (library default weights {list(default_w)})"}
+    qrels, docnos = ev["qrels"], ev["docnos"]
+    rows, per_topic = [], {}
+    for n, run in mathir_runs.items():
+        pt_, ps = completed_scores(run, qrels, PEER_SEEDS, docnos)
+        per_topic[n] = pt_
+        rows.append(_row(n, "mathir", saw[n], pt_, ps, per_query(run, qrels)))
+    folder = data / "runs" / "arqmath1"
+    peer_names = []
+    for path in sorted(folder.glob("*.tsv")):
+        if "task2" in path.stem:
+            continue
+        run = task.read_run(path)
+        pt_, ps = completed_scores(run, qrels, PEER_SEEDS, docnos)
+        per_topic[path.stem] = pt_
+        kind = NOT_SUBMITTED.get(path.stem, "ARQMath-1 submitted run")
+        saw_peer = ("made after the 2020 judgments" if path.stem in NOT_SUBMITTED
+                    and "posthoc" in path.stem else "none (made before the 2020 judgments)")
+        rows.append(_row(path.stem, kind, saw_peer, pt_, ps, per_query(run, qrels)))
+        peer_names.append(path.stem)
+    fpt, fps = random_floor(qrels, PEER_SEEDS)
+    rows.append(_row("random order (floor)", "floor", "none", fpt, fps))
+    clock("evaluation", t0, c0)
+
+    def ndcg(n: str) -> float:
+        return float(per_topic[n]["nDCG'"].mean())
+
+    blind = [n for n in mathir_runs if n != "fusion-default"]  # did not see 2020
+    best_mathir = max(blind, key=ndcg)
+    submitted = [n for n in peer_names if n not in NOT_SUBMITTED]
+    best_peer = max(submitted, key=ndcg)
+    best_any = max(peer_names, key=ndcg)
+    tests = {}
+    pairs = (("best_submitted", best_mathir, best_peer),
+             ("best_of_all_peer_rows", best_mathir, best_any),
+             # for reference only: these weights were chosen on 2020 (and 2022)
+             ("fusion_default_saw_2020_vs_best_submitted", "fusion-default", best_peer))
+    for label, ours, other in pairs:
+        entry = {"peer": other, "mathir": ours, "delta_ndcg": round(ndcg(ours) - ndcg(other), 4),
+                 "topics": int(len(per_topic[other]))}
+        for test in ("t", "wilcoxon"):
+            sig = significance_table({other: per_topic[other], ours: per_topic[ours]},
+                                     ["nDCG'"], baseline=other, test=test)
+            p = float(sig.loc[(ours, "nDCG'"), "p"])
+            entry[f"p_{test}"] = float(f"{p:.3g}")
+            if test == "t":  # the paired difference's 95% t interval
+                lo_hi = sig.loc[(ours, "nDCG'"), ["ci_low", "ci_high"]].tolist()
+                entry["delta_ci95"] = [round(float(x), 4) for x in lo_hi]
+        tests[label] = entry
+    judged = qrels.groupby("qid")["label"]
+    answers = judged.size()
+    relevant = judged.agg(lambda x: int((x >= 2).sum()))
+    g = tests["best_submitted"]
+    return {
+        "protocol": {
+            "year": EVAL_YEAR, "topics": int(qrels["qid"].nunique()),
+            "judged_pool_answers": int(len(qrels)),
+            "answers_per_topic": {"mean": round(float(answers.mean()), 2),
+                                  "median": float(answers.median()), "max": int(answers.max()),
+                                  "topics_with_at_most_10": int((answers <= 10).sum())},
+            "relevant_per_topic": {"mean": round(float(relevant.mean()), 2),
+                                   "max": int(relevant.max()),
+                                   "topics_with_none": int((relevant == 0).sum())},
+            "qrels": "official 2020 qrels restricted to the pool's answers",
+            "completion": "every run (mathir's too) restricted to the pool's answers; each "
+                          "topic's judged pool answers it did not retrieve appended after "
+                          "its own ranking in a random order",
+            "seeds": len(PEER_SEEDS),
+            "scores": "mean over seeds; nDCG'_seed_sd and _range over the seeds",
+        },
+        "table": rows,
+        "tuning": tuning,
+        "tuned_fusion_check": {"from_component_runs": round(float(check), 4),
+                               "pipeline_not_completed": next(
+                                   r["nDCG'_not_completed"] for r in rows
+                                   if r["run"] == tuned_name)},
+        "tests": tests,
+        "goal": {"best_mathir": best_mathir, "best_submitted_peer": best_peer,
+                 "delta_ndcg": g["delta_ndcg"], "p_t": g["p_t"], "p_wilcoxon": g["p_wilcoxon"],
+                 "met": bool(g["delta_ndcg"] >= 0.03 and g["p_t"] < 0.05)},
+        "seconds": stage,
+        "component_run_seconds": {y: v["seconds"] for y, v in years.items()},
+    }
+
+
+def peers_markdown(result: dict) -> str:
+    """The --peers table as markdown."""
+    # Written here: pandas' to_markdown needs tabulate, which mathir does not install,
+    # and mathir's format_table renders numeric tables only.
+    cols = ["run", "kind", "saw", "nDCG'", "nDCG'_seed_sd", "MAP'", "P'@10", "bpref",
+            "nDCG'_not_completed"]
+    lines = ["| " + " | ".join(cols) + " |",
+             "|" + "|".join(":--" if c in ("run", "kind", "saw") else "--:" for c in cols) + "|"]
+    for row in result["table"]:
+        cells = [f"{row[c]:.4f}" if isinstance(row.get(c), float) else str(row.get(c, ""))
+                 for c in cols]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(DATA), help="ARQMath data folder (with the pool)")
@@ -97,7 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="run and index folder (default: a temporary one)")
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--peers", action="store_true",
+                    help="the ARQMath-1 participants' runs beside mathir's on the 2020 pool")
     args = ap.parse_args(argv)
+    from mathir.evaluation.tables import format_table
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.json:
         os.environ["TQDM_DISABLE"] = "1"
@@ -106,12 +361,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {data}: data folder not found", file=sys.stderr)
         return 2
     pipelines = args.pipelines.split(",") if args.pipelines else list(PIPELINES)
+    options = {"cross_encoder": args.cross_encoder} if args.cross_encoder else None
     if args.cross_encoder:
-        os.environ["MATHIR_CROSS_ENCODER"] = args.cross_encoder
         if not args.pipelines:
             pipelines.append("bm25>>crossencoder")
     out = Path(args.out or tempfile.mkdtemp(prefix="judged-pool-"))
-    by_year = {y: effectiveness(data, y, pipelines, out, quiet=args.json)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    if args.peers:
+        result = peers(data, out, quiet=args.json)
+        result["wall_s"] = round(time.perf_counter() - wall0, 1)
+        result["cpu_s"] = round(time.process_time() - cpu0, 1)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print(peers_markdown(result))
+            print(json.dumps({k: result[k] for k in ("tuning", "tests", "goal", "wall_s",
+                                                     "cpu_s")}, indent=1))
+        return 0
+    by_year = {y: effectiveness(data, y, pipelines, out, quiet=args.json, options=options)
                for y in args.years.split(",")}
     first = next(iter(by_year.values()))["systems"]
     result = {"systems": first, "by_year": by_year}
@@ -126,12 +393,14 @@ def main(argv: list[str] | None = None) -> int:
                               "met": fused[best] >= 1.1 * base}
     if not args.no_speed:
         result["speed"] = speed(data, out, args.cross_encoder)
+    result["wall_s"] = round(time.perf_counter() - wall0, 1)
+    result["cpu_s"] = round(time.process_time() - cpu0, 1)
     if args.json:
-        print(json.dumps(result, indent=1))
+        print(json.dumps(result))
     else:
         for y, r in by_year.items():
             print(f"== {y} ==")
-            print(pd.DataFrame(r["systems"]).T.to_markdown(floatfmt=".3f"))
+            print(format_table(pd.DataFrame(r["systems"]).T, "markdown", digits=3))
         print(json.dumps({k: v for k, v in result.items() if k in ("goal", "speed")}, indent=1))
     return 0
 
