@@ -316,6 +316,7 @@ def _cmd_run(args) -> None:
     from mathir.tasks import get_task
 
     task = get_task(args.task)
+    task.check_run_format(args.run_format)
     out = require_output_file(args.out, "--out run file")
     own = _own_pipelines(argparse.Namespace(
         pipelines_file=args.pipelines_file, own=[args.pipeline] if "=" in args.pipeline else []))

@@ -558,6 +558,7 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     check_test(test, correction)
     if ray_address:
         require_extra("cluster", "--ray (running on a Ray cluster)")
+    task.check_run_format(run_format)
     chosen = resolve_pipelines(task, pipelines, options)
     names = list(chosen)
     if not names:

@@ -4,6 +4,8 @@ import dataclasses
 import json
 import shutil
 
+import pytest
+
 from mathir.cli import main
 from mathir.experiment import run_experiment
 from mathir.tasks import get_task
@@ -120,3 +122,30 @@ def test_unknown_correction_is_refused_before_any_work(tmp_path, capsys):
     assert err == ["error: unknown correction 'bonferoni'; expected one of bonferroni, sidak, "
                    "holm-sidak, holm, simes-hochberg, hommel, fdr_bh, fdr_by, fdr_tsbh, fdr_tsbky"]
     assert not (out / ".index").exists() and not (out / "arqmath-task1").exists()
+
+
+@pytest.mark.parametrize("command", ["experiment", "run"])
+def test_a_run_format_the_task_cannot_write_is_refused_before_any_work(tmp_path, capsys, command):
+    # Before: Task 2 pipelines ran in full, then writing the first run failed.
+    from mathir.cli import main
+
+    out = tmp_path / "runs"
+    args = (["experiment", "arqmath-task2", "--out", str(out)] if command == "experiment" else
+            ["run", "arqmath-task2", "--pipeline", "formula-tuples", "--out", str(out / "r.tsv")])
+    assert main([*args, "--run-format", "trec", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: arqmath-task2 writes run files as arqmath, not 'trec'"]
+    assert not out.exists() or not any(out.rglob("*"))
+
+
+def test_declared_run_formats_are_the_ones_write_run_takes(tmp_path):
+    import pandas as pd
+
+    from mathir.tasks import TASKS
+
+    for task in TASKS.values():
+        for fmt in task.run_formats:  # every declared format is written without error
+            frame = pd.DataFrame({"qid": ["1"], "docno": ["7"], "score": [1.0], "post_id": ["7"],
+                                  "answer": ["a"], "sources": ["7"], "solution": ["[1.0]"],
+                                  "template": ["[]"], "alignment": ["{}"], "equations": ["[]"]})
+            assert task.write_run(frame, tmp_path / f"{task.name}-{fmt}.tsv", format=fmt).exists()

@@ -124,6 +124,8 @@ class Task:
     #: (runs by name, qrels, **options such as formula_index=PATH) -> run x measure table
     evaluate: Stage
     years: tuple[str, ...] = field(default_factory=tuple)
+    #: run file formats ``write_run`` takes (the first is the default, the submission one)
+    run_formats: tuple[str, ...] = ("arqmath",)
     # Judge only what the collection holds, so a perfect ranking of a sub-collection
     # (e.g. the judged pool of thread HTML files) scores 1.0.
     qrels_in_collection: bool = False
@@ -157,6 +159,19 @@ class Task:
             raise InputError(f"unknown pipeline {name!r} for {self.name}; "
                              f"available: {', '.join(self.pipelines)}")
         return self.pipelines[name](index, **kwargs)
+
+    def check_run_format(self, run_format: str) -> str:
+        """``run_format`` when this task writes it; InputError otherwise (checked before
+        any work, not when the first run is written).
+
+        >>> get_task("arqmath-task2").check_run_format("trec")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        mathir.errors.InputError: arqmath-task2 writes run files as arqmath, not 'trec'
+        """
+        if run_format not in self.run_formats:
+            raise InputError(f"{self.name} writes run files as {', '.join(self.run_formats)}, "
+                             f"not {run_format!r}")
+        return run_format
 
     def index(self, data: TaskData, index_dir: str | Path | None = None,
               quiet: bool = False, cache_root: str | Path = "indexes"):

@@ -105,6 +105,7 @@ ARQMATH_TASK1 = register(Task(
     build_index=_build_answer_index,
     evaluate=_evaluate_prime,
     years=ARQMATH_YEARS,
+    run_formats=("arqmath", "trec"),
     qrels_in_collection=True,
     per_topic=_per_topic_prime,
     open_index="mathir.indexing.answer_index:AnswerIndex",

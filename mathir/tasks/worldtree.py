@@ -167,6 +167,7 @@ WORLDTREE = register(Task(
     build_index=_build_index,
     evaluate=_evaluate,
     years=WORLDTREE_SPLITS,
+    run_formats=("arqmath", "predict", "trec"),  # arqmath: this task's own, predict
     report=_report,
     per_topic=_per_topic,
     open_index="mathir.indexing.worldtree:FactIndex",
