@@ -136,18 +136,16 @@ def _specs_list() -> Iterator[tuple[str, _Spec]]:
             "problems", "word-problems", split, False, wp, wp_url,
             (_Need((f"draw-{split}.txt",), f"the DRAW-1K {split} split"),
              _Need(("draw-train.txt",), "the DRAW-1K train split"), problems), "word-problems")
-    for k in range(5):
-        yield f"word-problems/alg514/fold-{k}", _Spec(
-            "problems", "word-problems", f"alg514-fold-{k}", False, wp, wp_url,
-            (_Need((f"kushman-fold-{k}.txt",), f"Alg-514 fold {k}"),
-             _Need(("kushman.json",), "the Alg-514 problems", collection=True)),
-            "word-problems")
-    for k in range(5):
-        yield f"word-problems/dolphin/fold-{k}", _Spec(
-            "problems", "word-problems", f"dolphin-fold-{k}", False, wp, wp_url,
-            (_Need((f"dolphin-t2-fold-new-{k}.txt",), f"Dolphin-L fold {k}"),
-             _Need(("dolphin_t2_final.json",), "the Dolphin-L problems", collection=True)),
-            "word-problems")
+    # (name, the fold file's prefix, the problems file, what it is)
+    for name, fold_file, problems_json, title in (
+            ("alg514", "kushman-fold-", "kushman.json", "Alg-514"),
+            ("dolphin", "dolphin-t2-fold-new-", "dolphin_t2_final.json", "Dolphin-L")):
+        for k in range(5):
+            yield f"word-problems/{name}/fold-{k}", _Spec(
+                "problems", "word-problems", f"{name}-fold-{k}", False, wp, wp_url,
+                (_Need((f"{fold_file}{k}.txt",), f"{title} fold {k}"),
+                 _Need((problems_json,), f"the {title} problems", collection=True)),
+                "word-problems")
     yield "word-problems/sample", _Spec("problems", "word-problems", "test", True, wp, wp_url,
                                         family="word-problems")
 

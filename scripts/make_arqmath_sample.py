@@ -17,7 +17,6 @@ break) keeps its newline, so ``align*`` environments span several lines as on th
 
 from __future__ import annotations
 
-import argparse
 import html
 import re
 import xml.etree.ElementTree as ET
@@ -32,6 +31,7 @@ from sample_data import (
     Map,
     SampleDataError,
     check_fields,
+    generator_args,
     is_text,
     list_of,
     load_yaml,
@@ -657,14 +657,7 @@ def generate(out: Path, data_dir: Path = DATA_DIR) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--out", type=Path, default=OUT_DIR, help="where to write the sample (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--data", type=Path, default=DATA_DIR, help="the content files (default: %(default)s)"
-    )
-    args = parser.parse_args(argv)
+    args = generator_args(__doc__, OUT_DIR, DATA_DIR, argv)
     files = run_cli(lambda: generate(args.out, args.data))
     stats = self_check(args.out)
     for name in files:

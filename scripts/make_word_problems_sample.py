@@ -10,12 +10,19 @@ release does and solves the template. Needs mathir (tokenizer, template solver) 
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
 
-from sample_data import SampleDataError, check_fields, is_text, list_of, load_yaml, run_cli
+from sample_data import (
+    SampleDataError,
+    check_fields,
+    generator_args,
+    is_text,
+    list_of,
+    load_yaml,
+    run_cli,
+)
 
 from mathir.answers.templates import Template
 from mathir.indexing.word_problems import sentences, token_value
@@ -103,10 +110,7 @@ def generate(out: Path, data_dir: Path = DATA_DIR) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT_DIR, help="default: %(default)s")
-    parser.add_argument("--data", type=Path, default=DATA_DIR, help="default: %(default)s")
-    args = parser.parse_args(argv)
+    args = generator_args(__doc__, OUT_DIR, DATA_DIR, argv)
     run_cli(lambda: generate(args.out, args.data))
 
 

@@ -14,7 +14,6 @@ explanation as ``uid|ROLE`` items. Deterministic; needs the standard library and
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import re
 from pathlib import Path
@@ -24,6 +23,7 @@ from sample_data import (
     Map,
     SampleDataError,
     check_fields,
+    generator_args,
     is_text,
     list_of,
     load_yaml,
@@ -237,10 +237,7 @@ def generate(out: Path, data_dir: Path = DATA_DIR) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT_DIR, help="default: %(default)s")
-    parser.add_argument("--data", type=Path, default=DATA_DIR, help="default: %(default)s")
-    args = parser.parse_args(argv)
+    args = generator_args(__doc__, OUT_DIR, DATA_DIR, argv)
     run_cli(lambda: generate(args.out, args.data))
 
 

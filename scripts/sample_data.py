@@ -10,6 +10,7 @@ Shared by ``make_arqmath_sample.py``, ``make_worldtree_sample.py`` and
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -154,6 +155,18 @@ def check_fields(node: object, spec: dict[str, Check], what: str, parent: Map | 
             message = f"{what}: {key!r} must be {expected}, got {describe(node[key])}"
             raise SampleDataError(message, node.path, node.line)
     return node
+
+
+def generator_args(doc: str, out_dir: Path, data_dir: Path,
+                   argv: list[str] | None = None) -> argparse.Namespace:
+    """``--out`` and ``--data`` of a sample generator (its docstring's first paragraph
+    as the description)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=out_dir,
+                        help="where to write the sample (default: %(default)s)")
+    parser.add_argument("--data", type=Path, default=data_dir,
+                        help="the content files (default: %(default)s)")
+    return parser.parse_args(argv)
 
 
 def run_cli(generate: Callable[[], object]) -> object:

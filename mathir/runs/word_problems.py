@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from mathir.answers.templates import Template, TemplateError
+from mathir.answers.derivations import template
+from mathir.answers.templates import TemplateError
 from mathir.errors import InputError, require_file
 from mathir.json_input import loads
 from mathir.storage import atomic_file
@@ -88,8 +89,12 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
                 raise InputError(f"malformed {k} field ({e.message})", path=path,
                                  line=line) from None
         if fields["template"]:
-            try:  # parsed by the safe grammar (never run); an error names this line
-                Template(fields["template"])
+            # Parsed by the safe grammar (never run); an error names this line. The
+            # cached template() is the one the evaluation uses: parsed once, not twice.
+            try:
+                if not isinstance(fields["template"], list):
+                    raise TemplateError("expected a JSON list of equations")
+                template(tuple(fields["template"]))
             except TemplateError as e:
                 raise InputError(f"malformed template field ({e.message})", path=path,
                                  line=line) from None

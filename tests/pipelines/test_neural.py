@@ -17,19 +17,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from mathir.pipelines import neural  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def trained_cross_encoder(tmp_path_factory):
-    """A cross-encoder trained for one step on four pairs (the smoke run)."""
-    from mathir.pipelines.reranker_training import train_cross_encoder
-
-    pairs = pd.DataFrame({"query": ["integral of $x$"] * 2 + ["prime numbers"] * 2,
-                          "text": ["$x^2/2$ is the integral", "soup recipe",
-                                   "there are infinitely many primes", "a cat"],
-                          "label": [1, 0, 1, 0]})
-    return train_cross_encoder(pairs, tmp_path_factory.mktemp("ce") / "model", batch_size=4,
-                               max_length=32, max_steps=1, quiet=True)
-
-
 def test_core_runs_without_torch_and_neural_names_the_extra(tmp_path):
     # Hide the neural extra's libraries: mathir must import and run BM25, and a neural
     # pipeline must fail with a message naming the extra.

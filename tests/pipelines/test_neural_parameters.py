@@ -45,25 +45,12 @@ def test_remember_after_an_encoder_change_does_not_mix_encoders():
     assert set(scorer._cache) == {"x"}
 
 
-@pytest.fixture(scope="module")
-def cross_encoder(tmp_path_factory):
-    pytest.importorskip("sentence_transformers")
-    from mathir.pipelines.reranker_training import train_cross_encoder
-
-    pairs = pd.DataFrame({"query": ["integral of $x$"] * 2 + ["prime numbers"] * 2,
-                          "text": ["$x^2/2$ is the integral", "soup recipe",
-                                   "there are infinitely many primes", "a cat"],
-                          "label": [1, 0, 1, 0]})
-    return train_cross_encoder(pairs, tmp_path_factory.mktemp("ce") / "model", batch_size=4,
-                               max_length=32, max_steps=1, quiet=True)
-
-
-def test_cross_encoder_scorer_reloads_for_a_new_max_length(cross_encoder):
-    scorer = neural.CrossEncoderScorer(cross_encoder, max_length=64)
+def test_cross_encoder_scorer_reloads_for_a_new_max_length(trained_cross_encoder):
+    scorer = neural.CrossEncoderScorer(trained_cross_encoder, max_length=64)
     before = scorer(RES)["score"].tolist()
     scorer.set_parameter("max_length", 4)  # cuts both texts to the query's first tokens
     got = scorer(RES)["score"].tolist()
-    want = neural.CrossEncoderScorer(cross_encoder, max_length=4)(RES)["score"].tolist()
+    want = neural.CrossEncoderScorer(trained_cross_encoder, max_length=4)(RES)["score"].tolist()
     assert got == pytest.approx(want, abs=1e-6) and got != pytest.approx(before, abs=1e-6)
 
 
