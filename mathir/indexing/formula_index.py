@@ -1,11 +1,14 @@
 """The formula index: one entry per formula instance, searchable as SLT tuples or LaTeX words.
 
-An index directory holds ``meta.tsv`` (``formula_id post_id thread_id visual_id``, one
-line per indexed instance), two PISA indexes built through pyterrier-pisa's
-pre-tokenised ``toks`` path (``tuples/``: Tangent-S symbol-pair tuples; ``words/``: the
-LaTeX-as-words tokens), ``manifest.json`` with the counts, among them the formulas
-that fell back to LaTeX tokens because they did not parse, and ``pt_meta.json`` (what
-``pt.Artifact.load`` reads). It is built in a temporary directory, renamed into place,
+An index directory holds ``meta/`` (the ``formula_id``, ``post_id``, ``thread_id`` and
+``visual_id`` of each indexed instance as memory-mapped arrays, plus a sorted copy of the
+formula ids to find rows; :mod:`mathir.indexing.id_arrays`), two PISA indexes written
+from pre-tokenised documents (:mod:`mathir.indexing.pisa_postings`; ``tuples/``:
+Tangent-S symbol-pair tuples; ``words/``: the LaTeX-as-words tokens),
+``manifest.json`` with the counts, among them the formulas that fell back to LaTeX
+tokens because they did not parse, and ``pt_meta.json`` (what ``pt.Artifact.load``
+reads). Both representations are made in one pass over the source, and each distinct
+formula is parsed once while it is among the most recently seen (:class:`_Entries`). It is built in a temporary directory, renamed into place,
 and reused when the manifest matches (:func:`mathir.storage.build_or_reuse`).
 
 Sources: a formula index TSV (:mod:`mathir.indexing.formula_tsv`, any layout; the SLT
@@ -20,11 +23,12 @@ import html
 import multiprocessing
 import os
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyterrier as pt
 from tqdm.auto import tqdm
@@ -40,12 +44,23 @@ from mathir.indexing.answer_index import (
 from mathir.indexing.formula_tsv import FormulaRecord, iter_formula_index
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
 from mathir.indexing.html_text import extract_formulas
+from mathir.indexing.id_arrays import (
+    IdColumnWriter,
+    IdLookup,
+    SeenIds,
+    as_texts,
+    load_column,
+    save_column,
+)
+from mathir.indexing.pisa_postings import PostingsWriter
 from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
 from mathir.tabular import count_lines
 
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 REPRESENTATIONS = ("tuples", "words")
-_CACHE_SIZE = 50_000  # repeated LaTeX (same visual id) is tokenised once
+META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")
+#: Distinct formulas whose encoded tokens are kept while building (about 0.5 KB each).
+CACHE_SIZE = 500_000
 _POOL_MIN_BYTES = 16 << 20
 _BATCH = 500
 
@@ -73,57 +88,93 @@ def _formula_tokens(tokenizer: FormulaTokenizer, formula: str):
     return tokenizer.tokens(formula)
 
 
-def _tokenize_batch(window: int, formulas: list[str]) -> tuple[list[tuple[dict, int]], dict]:
-    # Runs in a worker process: tokens and fallback flag of each formula.
+def _parse(tokenizer: FormulaTokenizer, formula: str) -> tuple[dict, dict, int]:
+    """Tuple tokens, LaTeX-word tokens and fallback flag (0/1) of one distinct formula."""
+    before = tokenizer.fallbacks
+    tuples = dict(_formula_tokens(tokenizer, formula))
+    return tuples, dict(latex_word_tokens(formula_latex(formula))), tokenizer.fallbacks - before
+
+
+def _parse_batch(window: int, formulas: list[str]) -> tuple[list[tuple[dict, dict, int]], dict]:
+    # Runs in a worker process.
     tok = FormulaTokenizer(window=window)
-    out = []
-    for f in formulas:
-        before = tok.fallbacks
-        out.append((dict(_formula_tokens(tok, f)), tok.fallbacks - before))
-    return out, dict(tok.errors)
+    return [_parse(tok, f) for f in formulas], dict(tok.errors)
 
 
-def _tokenized(records: Iterator[FormulaRecord], tokenizer: FormulaTokenizer,
-               workers: int) -> Iterator[tuple[FormulaRecord, dict]]:
-    """``(record, tokens)`` in input order; fallbacks are counted on ``tokenizer``."""
-    if workers <= 1:
-        cache: dict[str, tuple[dict, int]] = {}
-        for rec in records:
+class _Entries:
+    """Each formula instance's encoded tokens, parsing each distinct formula once.
+
+    The encoded arrays (:meth:`PostingsWriter.encode`, a few hundred bytes) of the
+    ``cache_size`` most recently used distinct formulas are kept: ARQMath repeats
+    formulas heavily (the most common ones most), so nearly every repeat is a hit, and a
+    miss is parsed again rather than remembered forever. Misses are parsed by
+    ``workers`` processes, a batch at a time, in order.
+    """
+
+    def __init__(self, tokenizer: FormulaTokenizer, tuples: PostingsWriter,
+                 words: PostingsWriter, workers: int, cache_size: int):
+        self.tokenizer, self.tuples, self.words = tokenizer, tuples, words
+        self.workers, self.cache_size = workers, cache_size
+        # Parses done here count nothing: instances are counted on ``tokenizer``.
+        self.parser = FormulaTokenizer(window=tokenizer.window)
+        self.parser.errors = tokenizer.errors
+        self.cache: OrderedDict[str, tuple[np.ndarray, np.ndarray, int]] = OrderedDict()
+        self.parsed = 0
+
+    def _remember(self, formula: str, parsed: tuple[dict, dict, int]) -> None:
+        tuples, words, fallback = parsed
+        self.cache[formula] = (self.tuples.encode(tuples), self.words.encode(words), fallback)
+        self.parsed += 1
+        if len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+
+    def _resolve(self, chunk: list[FormulaRecord]):
+        cache, tok = self.cache, self.tokenizer
+        for rec in chunk:
             hit = cache.get(rec.formula)
-            if hit is None:
-                before = tokenizer.fallbacks
-                hit = dict(_formula_tokens(tokenizer, rec.formula)), tokenizer.fallbacks - before
-                if len(cache) < _CACHE_SIZE:
-                    cache[rec.formula] = hit
-            else:  # a repeated formula counts as its own instance
-                tokenizer.formulas += 1
-                tokenizer.fallbacks += hit[1]
-            yield rec, hit[0]
-        return
-    # "spawn": the PISA indexer runs threads, which fork would copy in a bad state.
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(workers) as pool:
-        pending: deque = deque()
+            if hit is None:  # evicted since its batch was parsed: parse it here
+                self._remember(rec.formula, _parse(self.parser, rec.formula))
+                hit = cache[rec.formula]
+            else:
+                cache.move_to_end(rec.formula)
+            tok.formulas += 1
+            tok.fallbacks += hit[2]
+            yield rec, hit
 
-        def drain():
-            chunk, job = pending.popleft()
-            results, errors = job.get()
-            tokenizer.formulas += len(chunk)
-            tokenizer.fallbacks += sum(fb for _, fb in results)
-            tokenizer.errors.update(errors)
-            for rec, (toks, _) in zip(chunk, results, strict=True):
-                yield rec, toks
+    def __call__(self, records: Iterator[FormulaRecord]):
+        """``(record, (tuple array, word array, fallback))`` in input order."""
+        if self.workers <= 1:
+            while chunk := list(islice(records, _BATCH)):
+                for f in dict.fromkeys(r.formula for r in chunk):
+                    if f not in self.cache:
+                        self._remember(f, _parse(self.parser, f))
+                yield from self._resolve(chunk)
+            return
+        # "spawn": the PISA writer may run threads, which fork would copy in a bad state.
+        ctx = multiprocessing.get_context("spawn")
+        inflight: set[str] = set()
+        with ctx.Pool(self.workers) as pool:
+            pending: deque = deque()
 
-        while True:
-            chunk = list(islice(records, _BATCH))
-            if not chunk:
-                break
-            pending.append((chunk, pool.apply_async(
-                _tokenize_batch, (tokenizer.window, [r.formula for r in chunk]))))
-            if len(pending) >= 3 * workers:  # bounded memory: a few batches in flight
+            def drain():
+                chunk, asked, job = pending.popleft()
+                results, errors = job.get()
+                self.tokenizer.errors.update(errors)
+                for f, parsed in zip(asked, results, strict=True):
+                    self._remember(f, parsed)
+                    inflight.discard(f)
+                yield from self._resolve(chunk)
+
+            while chunk := list(islice(records, _BATCH)):
+                asked = [f for f in dict.fromkeys(r.formula for r in chunk)
+                         if f not in self.cache and f not in inflight]
+                inflight.update(asked)
+                pending.append((chunk, asked, pool.apply_async(
+                    _parse_batch, (self.tokenizer.window, asked))))
+                if len(pending) >= 3 * self.workers:  # bounded memory: a few batches in flight
+                    yield from drain()
+            while pending:
                 yield from drain()
-        while pending:
-            yield from drain()
 
 
 def iter_formula_source(path: str | Path) -> Iterator[FormulaRecord]:
@@ -150,6 +201,8 @@ class FormulaIndex(pt.Artifact):
     """A built formula index; open with ``FormulaIndex(path)`` or build with :meth:`build`.
 
     A PyTerrier artifact: ``pt.Artifact.load(path)`` opens it too (``pt_meta.json``).
+    Opening reads no rows: the id columns are memory-mapped arrays
+    (:mod:`mathir.indexing.id_arrays`), and PISA memory-maps its own files.
     """
 
     ARTIFACT_TYPE = "sparse_index"
@@ -160,9 +213,13 @@ class FormulaIndex(pt.Artifact):
         self.manifest = read_manifest(self.path)
         if self.manifest is None or self.manifest.get("kind") != "arqmath-formulas":
             raise InputError("not a mathir formula index (no manifest.json)", path=self.path)
+        if self.manifest.get("format") != INDEX_FORMAT:
+            raise InputError(f"formula index of format {self.manifest.get('format')} (this "
+                             f"mathir reads format {INDEX_FORMAT}): build it again with "
+                             "FormulaIndex.build or `mathir index`", path=self.path)
         self._pisa: dict[str, object] = {}
-        self._meta: pd.DataFrame | None = None
-        self._columns: dict = {}
+        self._columns: dict[str, np.ndarray] = {}
+        self._lookup: IdLookup | None = None
 
     def __repr__(self) -> str:
         return f"FormulaIndex({str(self.path)!r}, {self.num_docs} formulas)"
@@ -177,33 +234,51 @@ class FormulaIndex(pt.Artifact):
         """Formulas indexed as LaTeX tokens because they did not parse."""
         return int(self.manifest["fallbacks"])
 
+    def column(self, name: str) -> np.ndarray:
+        """One id column (``formula_id``, ``post_id``, ``thread_id``, ``visual_id``) in
+        index order, memory-mapped: ``int64`` (-1 for empty) or unicode."""
+        if name not in META_COLUMNS:
+            raise InputError(f"unknown formula index column {name!r}; expected one of "
+                             f"{list(META_COLUMNS)}")
+        if name not in self._columns:
+            self._columns[name] = load_column(self.path / "meta", name)
+        return self._columns[name]
+
+    def positions(self, formula_ids) -> np.ndarray:
+        """Row of each formula id (strings) in index order; -1 when not indexed.
+
+        >>> import tempfile
+        >>> from mathir.samples import arqmath_sample
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> idx.positions([idx.docnos()[3], "no such id"]).tolist()
+        [3, -1]
+        """
+        if self._lookup is None:
+            self._lookup = IdLookup.load(self.path / "meta", "formula_id")
+        return self._lookup.positions(formula_ids)
+
+    def rows(self, positions: np.ndarray, columns=("post_id", "thread_id", "visual_id")
+             ) -> dict[str, np.ndarray]:
+        """The given columns' strings (object arrays) at ``positions`` (all >= 0)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        return {c: as_texts(np.asarray(self.column(c)[positions])) for c in columns}
+
     @property
     def meta(self) -> pd.DataFrame:
-        """``formula_id`` (index) -> ``post_id, thread_id, visual_id`` (strings)."""
-        if self._meta is None:
-            # Plain object arrays: retrieval looks rows up once per query, and pandas'
-            # string dtype would convert the whole column to objects on every lookup.
-            table = pd.read_csv(self.path / "meta.tsv", sep="\t", dtype=object,
-                                keep_default_na=False, quoting=3,
-                                names=["formula_id", "post_id", "thread_id", "visual_id"])
-            self._meta = pd.DataFrame(
-                {c: table[c].to_numpy(dtype=object) for c in ("post_id", "thread_id",
-                                                             "visual_id")},
-                index=pd.Index(table["formula_id"].to_numpy(dtype=object), dtype=object,
-                               name="formula_id"))
-            self._columns = {c: self._meta[c].to_numpy(dtype=object) for c in self._meta}
-        return self._meta
+        """``formula_id`` (index) -> ``post_id, thread_id, visual_id`` as strings.
 
-    def lookup(self, formula_ids) -> tuple:
-        """Row positions of ``formula_ids`` in :attr:`meta` (-1 when unknown) and the
-        ``post_id``, ``thread_id``, ``visual_id`` arrays to take them from."""
-        meta = self.meta
-        pos = meta.index.get_indexer(pd.Index(formula_ids, dtype=object))
-        return pos, self._columns
+        Builds Python strings for every row: for inspecting small indexes; searches use
+        :meth:`positions` and :meth:`rows`.
+        """
+        every = np.arange(self.num_docs)
+        data = self.rows(every)
+        index = pd.Index(self.rows(every, ("formula_id",))["formula_id"], dtype=object,
+                         name="formula_id")
+        return pd.DataFrame(data, index=index)
 
     def docnos(self) -> list[str]:
         """The indexed formula ids."""
-        return self.meta.index.tolist()
+        return as_texts(np.asarray(self.column("formula_id"))).tolist()
 
     def pisa(self, representation: str):
         """The ``pyterrier_pisa.PisaIndex`` of ``tuples`` or ``words``."""
@@ -218,11 +293,12 @@ class FormulaIndex(pt.Artifact):
     @classmethod
     def build(cls, source: str | Path, path: str | Path, *, window: int = 2,
               overwrite: bool = False, quiet: bool = False,
-              workers: int | None = None) -> FormulaIndex:
+              workers: int | None = None, cache_size: int = CACHE_SIZE) -> FormulaIndex:
         """Index the formulas of ``source`` (a formula TSV or a posts collection) into ``path``.
 
         ``workers`` processes parse the formulas (default: up to 4 for sources of 16 MB
-        or more, else none); repeated LaTeX is parsed once in a single process.
+        or more, else none); each distinct formula is parsed once while it stays among
+        the ``cache_size`` most recently seen (see :class:`_Entries`).
 
         >>> import tempfile
         >>> from mathir.samples import arqmath_sample
@@ -242,88 +318,73 @@ class FormulaIndex(pt.Artifact):
             "params": {"window": window, "end_of_baseline": True, "location": False,
                        "abstract": True, "symbols": True},
         }
-        build_or_reuse(path, wanted, lambda tmp: _build_into(tmp, source, window, quiet, workers),
+        build_or_reuse(path, wanted,
+                       lambda tmp: _build_into(tmp, source, window, quiet, workers, cache_size),
                        overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
 
 
-def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int | None) -> dict:
-    """Index the formulas of ``source`` into the empty folder ``tmp``; the manifest's counts."""
-    from pyterrier_pisa import PisaIndex
+def _is_tsv(source: Path) -> bool:
+    return source.is_file() and source.suffix.lower() in (".tsv", ".txt", ".csv")
 
+
+def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int | None,
+                cache_size: int) -> dict:
+    """Index the formulas of ``source`` into the empty folder ``tmp``; the manifest's counts."""
     tokenizer = FormulaTokenizer(window=window)
     if workers is None:  # worker processes pay off for large sources only
         size = source.stat().st_size if source.is_file() else 0
         workers = min(4, os.cpu_count() or 1) if size >= _POOL_MIN_BYTES else 1
-    n_workers = max(1, workers)
     counts = {"formulas": 0, "empty": 0, "repeated_ids": 0}
-    seen: set[str] = set()
-    failures: list[BaseException] = []
-    with native_output_to(tmp / "pisa.log") as visible:
-        # A TSV's size is known (its lines, less the header): the bar shows a total and
-        # an ETA. Posts are not counted ahead: formulas per post vary too much.
-        tsv = source.is_file() and source.suffix.lower() in (".tsv", ".txt", ".csv")
-        bar = tqdm(desc="indexing formulas", unit=" formulas", disable=quiet,
-                   total=max(count_lines(source) - 1, 0) if tsv and not quiet else None,
-                   file=visible, mininterval=0.5)
+    seen = SeenIds()
+    columns = {c: IdColumnWriter() for c in META_COLUMNS}
+    # A TSV's size is known (its lines, less the header): the bar shows a total and an
+    # ETA. Posts are not counted ahead: formulas per post vary too much.
+    bar = tqdm(desc="indexing formulas", unit=" formulas", disable=quiet,
+               total=max(count_lines(source) - 1, 0) if _is_tsv(source) and not quiet else None,
+               mininterval=0.5)
 
-        def tuple_docs(meta):
-            # pyterrier-pisa consumes this in a writer thread and would index a
-            # truncated collection if it raised: keep the error for this thread.
-            try:
-                for rec, toks in _tokenized(_new_records(), tokenizer, n_workers):
-                    if not toks:
-                        counts["empty"] += 1
-                        continue
-                    counts["formulas"] += 1
-                    meta.write(f"{rec.formula_id}\t{rec.post_id}\t{rec.thread_id}\t"
-                               f"{rec.visual_id}\n")
-                    yield {"docno": rec.formula_id, "toks": toks}
-            except BaseException as e:  # noqa: BLE001 - re-raised below
-                failures.append(e)
+    def records():
+        for rec in iter_formula_source(source):
+            bar.update()
+            if not rec.formula.strip():
+                counts["empty"] += 1
+                continue
+            if not seen.add(rec.formula_id):  # e.g. a question in many thread files
+                counts["repeated_ids"] += 1
+                continue
+            yield rec
 
-        def _new_records():
-            for rec in iter_formula_source(source):
-                bar.update()
-                if not rec.formula.strip():
-                    counts["empty"] += 1
-                    continue
-                if rec.formula_id in seen:  # e.g. a question in many thread files
-                    counts["repeated_ids"] += 1
-                    continue
-                seen.add(rec.formula_id)
-                yield rec
-
-        def word_docs():
-            done: set[str] = set()
-            try:
-                for rec in iter_formula_source(source):
-                    if rec.formula_id in done or rec.formula_id not in seen:
-                        continue
-                    done.add(rec.formula_id)
-                    toks = dict(latex_word_tokens(formula_latex(rec.formula)))
-                    if toks:
-                        yield {"docno": rec.formula_id, "toks": toks}
-            except BaseException as e:  # noqa: BLE001 - re-raised below
-                failures.append(e)
-
-        threads = max(1, min(4, os.cpu_count() or 1))
-        with open(tmp / "meta.tsv", "w", encoding="utf-8") as meta:
-            PisaIndex(str(tmp / "tuples"), stemmer="none", threads=threads) \
-                .toks_indexer(scale=1.0).index(tuple_docs(meta))
-        if failures:
-            raise failures[0]
-        bar.close()
-        if counts["formulas"] == 0:
-            raise InputError("the source has no formulas", path=source)
-        PisaIndex(str(tmp / "words"), stemmer="none", threads=threads) \
-            .toks_indexer(scale=1.0).index(word_docs())
-        if failures:
-            raise failures[0]
-        for representation in REPRESENTATIONS:  # searching then writes nothing
-            if (tmp / representation / "pt_meta.json").exists():
-                compile_bm25(tmp / representation, *BM25_DEFAULTS)
+    tuples, words = PostingsWriter(tmp / "tuples"), PostingsWriter(tmp / "words")
+    entries = _Entries(tokenizer, tuples, words, max(1, workers), cache_size)
+    for rec, (tuple_doc, word_doc, _) in entries(records()):
+        if not len(tuple_doc):
+            counts["empty"] += 1
+            continue
+        counts["formulas"] += 1
+        for name, column in columns.items():
+            column.add(getattr(rec, name))
+        tuples.add(rec.formula_id, tuple_doc)
+        if len(word_doc):
+            words.add(rec.formula_id, word_doc)
+    bar.close()
+    if counts["formulas"] == 0:
+        raise InputError("the source has no formulas", path=source)
+    sizes = {}
+    with native_output_to(tmp / "pisa.log"):
+        for name, writer in (("tuples", tuples), ("words", words)):
+            sizes[name] = writer.close()
+            compile_bm25(tmp / name, *BM25_DEFAULTS)  # searching then writes nothing
+    (tmp / "meta").mkdir()
+    for name, column in columns.items():
+        values = column.values()
+        save_column(tmp / "meta", name, values)
+        if name == "formula_id":
+            IdLookup.of(values).save(tmp / "meta", name)
+        del values
     return {"num_formulas": counts["formulas"], "empty": counts["empty"],
-            "repeated_ids": counts["repeated_ids"], "fallbacks": tokenizer.fallbacks,
-            "fallback_rate": tokenizer.fallback_rate,
-            "fallback_reasons": dict(tokenizer.errors.most_common(20))}
+            "repeated_ids": counts["repeated_ids"], "distinct_parsed": entries.parsed,
+            "fallbacks": tokenizer.fallbacks, "fallback_rate": tokenizer.fallback_rate,
+            "fallback_reasons": dict(tokenizer.errors.most_common(20)),
+            "postings": {k: v["num_postings"] for k, v in sizes.items()},
+            "terms": {k: v["num_terms"] for k, v in sizes.items()}}

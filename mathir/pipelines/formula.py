@@ -102,16 +102,24 @@ class FormulaRetriever(pt.Transformer):
     """
 
     def __init__(self, index: FormulaIndex, representation: str = "tuples",
-                 num_results: int = 1000, k1: float = 1.2, b: float = 0.75):
+                 num_results: int = 1000, k1: float = 1.2, b: float = 0.75,
+                 query_algorithm: str = "maxscore"):
         self.index = index
         self.representation = representation
         self.num_results = num_results
         self.k1 = k1
         self.b = b
+        #: PISA's algorithm (``maxscore``, ``block_max_wand``, ``block_max_maxscore``,
+        #: ``wand``, ``ranked_or``): all find the top k, but they add a document's term
+        #: scores in different orders, so the last bits of a score, and the order of
+        #: near-ties, may differ between them. Published figures use ``maxscore``.
+        self.query_algorithm = query_algorithm
 
     def __repr__(self) -> str:
+        algorithm = "" if self.query_algorithm == "maxscore" else \
+            f", query_algorithm={self.query_algorithm!r}"
         return (f"FormulaRetriever({str(self.index.path)!r}, {self.representation!r}, "
-                f"num_results={self.num_results}, k1={self.k1}, b={self.b})")
+                f"num_results={self.num_results}, k1={self.k1}, b={self.b}{algorithm})")
 
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
         if "query_toks" not in topics.columns:
@@ -122,11 +130,11 @@ class FormulaRetriever(pt.Transformer):
             return pd.DataFrame(columns=cols + ["formula_id", "post_id", "thread_id", "visual_id"])
         with native_output_to(self.index.path / "pisa.log"):
             key = (self.index, _check_representation(self.representation), self.k1, self.b,
-                   self.num_results)
+                   self.num_results, self.query_algorithm)
             retriever = derived(self, "_pisa", key, lambda: self.index.pisa(
                 self.representation).bm25(k1=self.k1, b=self.b, num_results=self.num_results,
                                           verbose=False, toks_scale=1.0, threads=1,
-                                          query_algorithm="maxscore"))
+                                          query_algorithm=self.query_algorithm))
             # PISA copies every topic column onto every hit: give it only what it needs
             # and add the other columns once the hits are known (numpy takes).
             asked = topics[has].reset_index(drop=True)
@@ -134,29 +142,29 @@ class FormulaRetriever(pt.Transformer):
         # Assemble the output in one DataFrame construction: column-by-column assignment
         # cost more than PISA's own retrieval per query (benchmarks/formula_search.py).
         which = pd.Index(asked["qid"]).get_indexer(res["qid"])
-        docno = res["docno"].to_numpy(dtype=object)
-        pos, columns = self.index.lookup(docno)
+        pos = self.index.positions(res["docno"].to_numpy(dtype=object))
         keep = pos >= 0
         if not keep.all():
             which, pos, res = which[keep], pos[keep], res[keep]
         data = {c: asked[c].to_numpy()[which] for c in asked.columns}
         data.update({c: res[c].to_numpy() for c in res.columns if c not in data})
         data["formula_id"] = data["docno"]
-        for c in ("post_id", "thread_id", "visual_id"):
-            data[c] = columns[c][pos]
+        data.update(self.index.rows(pos))
         return pd.DataFrame(data)
 
 
 def formula_words(index: FormulaIndex, num_results: int = 1000, verbose: bool = False,
-                  k1: float = 1.2, b: float = 0.75) -> pt.Transformer:
+                  k1: float = 1.2, b: float = 0.75,
+                  query_algorithm: str = "maxscore") -> pt.Transformer:
     """Task 2 baseline: the query formula's LaTeX words, BM25 over formula LaTeX words."""
-    return (FormulaQuery("words") >> FormulaRetriever(index, "words", 2 * num_results, k1, b)
+    return (FormulaQuery("words")
+            >> FormulaRetriever(index, "words", 2 * num_results, k1, b, query_algorithm)
             >> VisualDedup(num_results))
 
 
 def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool = False,
                    k1: float = 1.2, b: float = 0.75, abstract: bool = True,
-                   symbols: bool = False) -> pt.Transformer:
+                   symbols: bool = False, query_algorithm: str = "maxscore") -> pt.Transformer:
     """Tangent-S style symbol-pair tuples of the query's SLT, BM25 over formula tuples.
 
     The query uses the pairs and their type-abstracted copies; symbol unigrams
@@ -171,7 +179,7 @@ def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool =
     (5, True)
     """
     return (FormulaQuery("tuples", abstract=abstract, symbols=symbols)
-            >> FormulaRetriever(index, "tuples", 2 * num_results, k1, b)
+            >> FormulaRetriever(index, "tuples", 2 * num_results, k1, b, query_algorithm)
             >> VisualDedup(num_results))
 
 

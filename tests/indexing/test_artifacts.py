@@ -79,7 +79,7 @@ def _dense(path):
 
 KINDS = {
     "answers": Kind(AnswerIndex, _answers, answer_index.TfidfIndex, "build_from_pisa"),
-    "formulas": Kind(FormulaIndex, _formulas, formula_index, "FormulaTokenizer"),
+    "formulas": Kind(FormulaIndex, _formulas, formula_index, "SeenIds"),
     "facts": Kind(FactIndex, _facts, worldtree, "read_tablestore"),
     "texts": Kind(AnswerTexts, _texts, dense_index, "iter_answer_texts"),
     "dense": Kind(DenseAnswerIndex, _dense, dense_index.PassageSettings, "transformer", True),

@@ -94,3 +94,74 @@ def test_slt_mathml_source_is_read_as_mathml(tmp_path, tsv_index):
     from mathir.pipelines.formula import formula_tuples, formula_words
     assert formula_tuples(idx).search("x^2").docno.iloc[0] == "1"
     assert formula_words(idx).search("y").docno.tolist() == ["2"]
+
+
+def _index_files(idx) -> dict[str, bytes]:
+    names = ["inv.docs", "inv.freqs", "inv.sizes", "fwd.documents", "fwd.terms"]
+    files = {f"{rep}/{n}": (idx.path / rep / n).read_bytes()
+             for rep in ("tuples", "words") for n in names}
+    files.update({f"meta/{p.name}": p.read_bytes() for p in (idx.path / "meta").iterdir()})
+    return files
+
+
+def test_cache_size_and_workers_do_not_change_the_index(tsv_index, sample, tmp_path):
+    # A cache of 3 formulas evicts all the time (repeats are parsed again), workers parse
+    # out of order: the files must be the same bytes either way.
+    tiny = FormulaIndex.build(sample.formulas, tmp_path / "tiny", quiet=True, cache_size=3)
+    pooled = FormulaIndex.build(sample.formulas, tmp_path / "pooled", quiet=True, workers=2,
+                                cache_size=3)
+    expected = _index_files(tsv_index)
+    assert _index_files(tiny) == expected
+    assert _index_files(pooled) == expected
+    assert tiny.fallbacks == pooled.fallbacks == tsv_index.fallbacks
+
+
+def test_each_distinct_formula_is_parsed_once(tmp_path):
+    rows = "".join(f"{i}\t{i}\t1\tanswer\t{i % 3}\t{['x^2', 'y+1', 'x^2+y'][i % 3]}\n"
+                   for i in range(1, 31))
+    tsv = tmp_path / "f.tsv"
+    tsv.write_text("id\tpost_id\tthread_id\ttype\tvisual_id\tformula\n" + rows)
+    idx = FormulaIndex.build(tsv, tmp_path / "idx", quiet=True)
+    assert idx.num_docs == 30 and idx.manifest["distinct_parsed"] == 3
+
+
+def test_ids_that_are_not_canonical_integers_keep_their_text(tmp_path):
+    tsv = tmp_path / "f.tsv"
+    tsv.write_text("id\tpost_id\tthread_id\ttype\tvisual_id\tformula\n"
+                   "7\t007\tT.1\tanswer\t\tx^2\n"
+                   "8\t12\tT.1\tanswer\t5\ty^2\n"
+                   "007\t13\t2\tanswer\t5\tz^2\n")
+    idx = FormulaIndex.build(tsv, tmp_path / "idx", quiet=True)
+    assert idx.column("formula_id").dtype.kind == "U"  # "007" is not the integer 7
+    assert idx.column("visual_id").dtype.kind == "i"  # "" is stored as -1
+    assert idx.docnos() == ["7", "8", "007"]
+    assert idx.positions(["007", "7", "8", "07"]).tolist() == [2, 0, 1, -1]
+    rows = idx.rows(idx.positions(["7", "8"]))
+    assert rows["post_id"].tolist() == ["007", "12"]
+    assert rows["thread_id"].tolist() == ["T.1", "T.1"]
+    assert rows["visual_id"].tolist() == ["", "5"]
+    from mathir.pipelines.formula import formula_tuples
+    hit = formula_tuples(idx).search("x^2").iloc[0]
+    assert (hit.formula_id, hit.post_id, hit.visual_id) == ("7", "007", "")
+
+
+def test_integer_ids_are_memory_mapped_arrays(tsv_index, sample):
+    import numpy as np
+
+    table = read_formula_index(sample.formulas)
+    for column in ("formula_id", "post_id", "thread_id", "visual_id"):
+        values = tsv_index.column(column)
+        assert isinstance(values, np.memmap) and values.dtype == np.int64
+    assert tsv_index.docnos() == table.formula_id[table.formula.str.strip() != ""].tolist()
+
+
+def test_an_index_of_an_older_format_is_refused_clearly(tsv_index, tmp_path):
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(tsv_index.path, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["format"] = 3
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(InputError, match="build it again"):
+        FormulaIndex(old)

@@ -1,0 +1,71 @@
+"""The numpy PISA writer: the same files as pyterrier-pisa's own toks indexer, any run size."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mathir.indexing import pisa_postings
+from mathir.indexing.pisa_postings import PostingsWriter, write_pisa_index
+
+FILES = ["inv.docs", "inv.freqs", "inv.sizes", "fwd.documents", "fwd.terms", "fwd.doclex",
+         "fwd.termlex"]
+
+
+def _docs(n: int, seed: int = 0) -> list[tuple[str, dict[str, int]]]:
+    rng = random.Random(seed)
+    vocab = [f"t{i}" for i in range(300)] + ["zz", "a", "b0", "ab"]
+    docs = []
+    for i in range(n):
+        k = rng.randint(1, 12)
+        toks = {rng.choice(vocab): rng.randint(1, 5) for _ in range(k)}
+        docs.append((f"d{i}", toks))
+    return docs
+
+
+def _pyterrier_pisa(path, docs):
+    from pyterrier_pisa import PisaIndex
+
+    PisaIndex(str(path), stemmer="none", threads=1).toks_indexer(scale=1.0, batch_size=97) \
+        .index({"docno": d, "toks": t} for d, t in docs)
+
+
+@pytest.mark.parametrize("run_postings,merge_postings", [(1 << 24, 1 << 24), (50, 40), (1, 1)])
+def test_same_files_as_pyterrier_pisa(tmp_path, monkeypatch, run_postings, merge_postings):
+    docs = _docs(700)
+    _pyterrier_pisa(tmp_path / "theirs", docs)
+    monkeypatch.setattr(pisa_postings, "_MERGE_POSTINGS", merge_postings)
+    writer = PostingsWriter(tmp_path / "ours", run_postings=run_postings)
+    for docno, toks in docs:
+        writer.add(docno, writer.encode(toks))
+    counts = writer.close()
+    assert counts["num_docs"] == 700
+    for name in FILES:
+        assert (tmp_path / "ours" / name).read_bytes() == \
+            (tmp_path / "theirs" / name).read_bytes(), name
+    assert sorted(p.name for p in (tmp_path / "ours").iterdir()) == sorted(FILES + ["pt_meta.json"])
+
+
+def test_searches_as_pisa_index(tmp_path):
+    import pandas as pd
+    from pyterrier_pisa import PisaIndex
+
+    docs = _docs(200, seed=3)
+    write_pisa_index(tmp_path / "ours", docs)
+    _pyterrier_pisa(tmp_path / "theirs", docs)
+    q = pd.DataFrame({"qid": ["1", "2"], "query_toks": [{"t1": 1.0, "t7": 2.0}, {"zz": 1.0}]})
+    ours = PisaIndex(str(tmp_path / "ours"), stemmer="none", threads=1).bm25(
+        num_results=50, toks_scale=1.0)(q)
+    theirs = PisaIndex(str(tmp_path / "theirs"), stemmer="none", threads=1).bm25(
+        num_results=50, toks_scale=1.0)(q)
+    assert len(ours) > 10
+    pd.testing.assert_frame_equal(ours, theirs)
+
+
+def test_non_positive_counts_and_bad_docnos(tmp_path):
+    writer = PostingsWriter(tmp_path / "p")
+    doc = writer.encode({"a": 0, "b": 1.9, "c": -1})
+    assert doc.tolist() == [0, 1]  # only b, counted 1 (truncated as pyterrier-pisa does)
+    with pytest.raises(ValueError, match="docno"):
+        writer.add("two words", doc)
