@@ -334,10 +334,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="save each N's result here and skip the N already saved")
     ap.add_argument("--plot", type=Path, default=None, help="write the scaling plot (PNG)")
     ap.add_argument("--keep", action="store_true",
-                    help="keep the indexes in --work (to search them again later)")
+                    help="keep the largest N's index in --work (to search it again later)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
-    ns = sorted({int(x.replace("_", "")) for x in args.formulas.split(",") if x.strip()})
+    # In the order given (the largest first gets the headline figure soonest).
+    ns = list(dict.fromkeys(int(x.replace("_", "")) for x in args.formulas.split(",")
+                            if x.strip()))
     derived = args.data / DERIVED
     if not derived.is_file():
         print(f"error: derived formula table not found: {derived}", file=sys.stderr)
@@ -356,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results = []
     try:
-        full = work / f"formulas-{ns[-1]}-g{GENERATOR_VERSION}.tsv"
+        largest = max(ns)
+        full = work / f"formulas-{largest}-g{GENERATOR_VERSION}.tsv"
         generated = None
         for n in ns:
             saved = args.out / f"formula_search_{n}.json" if args.out else None
@@ -366,17 +369,17 @@ def main(argv: list[str] | None = None) -> int:
             if not full.is_file():
                 t0 = time.perf_counter()
                 partial = full.with_suffix(".partial")
-                generated, _ = _in_child(_generate_job, str(derived), str(partial), ns[-1])
+                generated, _ = _in_child(_generate_job, str(derived), str(partial), largest)
                 partial.rename(full)
                 generated["seconds"] = round(time.perf_counter() - t0, 1)
             tsv = full
-            if n != ns[-1]:
+            if n != largest:
                 tsv = work / f"formulas-{n}.tsv"
                 _prefix(full, tsv, n)
             result = measure(tsv, n, work, queries, args.workers)
             if tsv != full:
                 tsv.unlink()
-            if not args.keep:
+            if not (args.keep and n == largest):
                 shutil.rmtree(work / f"index-{n}", ignore_errors=True)
             result["workers"] = args.workers
             result["load_average_after"] = round(os.getloadavg()[0], 2)
@@ -386,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
+    results.sort(key=lambda r: r["formulas"])
     exponents = growth(results)
     if args.plot and len(results) > 1:
         plot(results, exponents, args.plot)
