@@ -54,7 +54,7 @@ from pathlib import Path
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 DERIVED = Path("collection_sample") / "derived" / "formula_index_from_thread_html.tsv"
 HEAPS_K, HEAPS_BETA = 1.182, 0.922  # fitted on the derived table (see the docstring)
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 #: PISA's other exact algorithms, timed on ``formula-tuples`` beside its default (maxscore).
 ALGORITHMS = ("block_max_maxscore", "block_max_wand")
 _VAR = re.compile(r"(?<![\\a-zA-Z])([a-zA-Z])(?![a-zA-Z])")
@@ -96,8 +96,12 @@ def generate(source: Path, out: Path, n: int, seed: int = 0) -> dict:
         for i in range(n):
             p_new = heaps_distinct(i + 1) - heaps_distinct(i)
             if i == 0 or rng.random() < p_new:
-                latex = base[len(formulas)] if len(formulas) < len(base) else \
-                    perturb(rng.choice(base), rng)
+                if len(formulas) < len(base):
+                    latex = base[len(formulas)]
+                else:  # perturbed again until new: a new formula must be new
+                    latex = perturb(rng.choice(base), rng)
+                    while latex in known:
+                        latex = perturb(latex, rng)
                 k = known.setdefault(latex, len(formulas))
                 if k == len(formulas):
                     formulas.append(latex)
