@@ -23,7 +23,8 @@ import html
 import multiprocessing
 import os
 import re
-from collections import OrderedDict, deque
+import shutil
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
@@ -52,7 +53,7 @@ from mathir.indexing.id_arrays import (
     load_column,
     save_column,
 )
-from mathir.indexing.pisa_postings import PostingsWriter
+from mathir.indexing.pisa_postings import PostingsWriter, write_index
 from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
 from mathir.tabular import count_lines
 
@@ -293,12 +294,17 @@ class FormulaIndex(pt.Artifact):
     @classmethod
     def build(cls, source: str | Path, path: str | Path, *, window: int = 2,
               overwrite: bool = False, quiet: bool = False,
-              workers: int | None = None, cache_size: int = CACHE_SIZE) -> FormulaIndex:
+              workers: int | None = None, cache_size: int = CACHE_SIZE, shards: int = 1,
+              ray_address: str | None = None) -> FormulaIndex:
         """Index the formulas of ``source`` (a formula TSV or a posts collection) into ``path``.
 
         ``workers`` processes parse the formulas (default: up to 4 for sources of 16 MB
         or more, else none); each distinct formula is parsed once while it stays among
-        the ``cache_size`` most recently seen (see :class:`_Entries`).
+        the ``cache_size`` most recently seen (see :class:`_Entries`). With ``shards``
+        above 1, a formula TSV is cut into that many consecutive slices indexed in
+        parallel processes (Ray tasks on the cluster at ``ray_address``, or ``"local"``
+        for a local Ray), each with ``workers`` parsing processes (default none), and
+        merged: the index is the same, byte for byte, as an unsharded build's.
 
         >>> import tempfile
         >>> from mathir.samples import arqmath_sample
@@ -319,7 +325,8 @@ class FormulaIndex(pt.Artifact):
                        "abstract": True, "symbols": True},
         }
         build_or_reuse(path, wanted,
-                       lambda tmp: _build_into(tmp, source, window, quiet, workers, cache_size),
+                       lambda tmp: _build_into(tmp, source, window, quiet, workers, cache_size,
+                                               shards, ray_address),
                        overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
 
@@ -329,24 +336,78 @@ def _is_tsv(source: Path) -> bool:
 
 
 def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int | None,
-                cache_size: int) -> dict:
+                cache_size: int, shards: int = 1, ray_address: str | None = None) -> dict:
     """Index the formulas of ``source`` into the empty folder ``tmp``; the manifest's counts."""
+    if shards > 1:
+        parts, counts = _build_shards(tmp, source, window, quiet, workers, cache_size, shards,
+                                      ray_address)
+    else:
+        if workers is None:  # worker processes pay off for large sources only
+            size = source.stat().st_size if source.is_file() else 0
+            workers = min(4, os.cpu_count() or 1) if size >= _POOL_MIN_BYTES else 1
+        # A TSV's size is known (its lines, less the header): the bar shows a total and
+        # an ETA. Posts are not counted ahead: formulas per post vary too much.
+        total = max(count_lines(source) - 1, 0) if _is_tsv(source) and not quiet else None
+        with tqdm(desc="indexing formulas", unit=" formulas", disable=quiet, total=total,
+                  mininterval=0.5) as bar:
+            counts = _build_part(source, tmp / "part", window, max(1, workers), cache_size,
+                                 None, bar.update)
+        parts = [tmp / "part"]
+    if counts["formulas"] == 0:
+        raise InputError("the source has no formulas", path=source)
+    sizes = {}
+    with native_output_to(tmp / "pisa.log"):
+        for name in REPRESENTATIONS:
+            sizes[name] = write_index(tmp / name, [part / name for part in parts])
+            compile_bm25(tmp / name, *BM25_DEFAULTS)  # searching then writes nothing
+    (tmp / "meta").mkdir()
+    for name in META_COLUMNS:
+        values = _concatenate([np.load(part / "meta" / f"{name}.npy") for part in parts])
+        save_column(tmp / "meta", name, values)
+        if name == "formula_id":
+            lookup = IdLookup.of(values)
+            repeated = np.flatnonzero(lookup.sorted_ids[1:] == lookup.sorted_ids[:-1])
+            if len(repeated):  # only shards can disagree: each part drops its own repeats
+                raise InputError(f"formula id {lookup.sorted_ids[repeated[0]]} occurs in two "
+                                 "shards of the source: build it without shards", path=source)
+            lookup.save(tmp / "meta", name)
+        del values
+    for part in parts:
+        shutil.rmtree(part)
+    return {"num_formulas": counts["formulas"], "empty": counts["empty"],
+            "repeated_ids": counts["repeated_ids"], "distinct_parsed": counts["parsed"],
+            "fallbacks": counts["fallbacks"],
+            "fallback_rate": counts["fallbacks"] / counts["formulas"],
+            "fallback_reasons": dict(Counter(counts["errors"]).most_common(20)),
+            "postings": {k: v["num_postings"] for k, v in sizes.items()},
+            "terms": {k: v["num_terms"] for k, v in sizes.items()},
+            "shards": max(1, shards)}
+
+
+def _concatenate(columns: list[np.ndarray]) -> np.ndarray:
+    # Parts agree on integer columns unless one of them met a non-integer id.
+    if all(c.dtype.kind == "i" for c in columns):
+        return np.concatenate(columns)
+    return np.concatenate([c if c.dtype.kind == "U" else as_texts(c).astype(str)
+                           for c in columns])
+
+
+def _build_part(source: Path, out: Path, window: int, workers: int, cache_size: int,
+                rows: tuple[int, int] | None = None, progress=None) -> dict:
+    """Index the source's records ``rows`` (a range of record numbers; all when None) into
+    the parts ``out/tuples``, ``out/words`` and ``out/meta``; the counts."""
     tokenizer = FormulaTokenizer(window=window)
-    if workers is None:  # worker processes pay off for large sources only
-        size = source.stat().st_size if source.is_file() else 0
-        workers = min(4, os.cpu_count() or 1) if size >= _POOL_MIN_BYTES else 1
     counts = {"formulas": 0, "empty": 0, "repeated_ids": 0}
     seen = SeenIds()
     columns = {c: IdColumnWriter() for c in META_COLUMNS}
-    # A TSV's size is known (its lines, less the header): the bar shows a total and an
-    # ETA. Posts are not counted ahead: formulas per post vary too much.
-    bar = tqdm(desc="indexing formulas", unit=" formulas", disable=quiet,
-               total=max(count_lines(source) - 1, 0) if _is_tsv(source) and not quiet else None,
-               mininterval=0.5)
 
     def records():
-        for rec in iter_formula_source(source):
-            bar.update()
+        stream = iter_formula_source(source)
+        if rows is not None:
+            stream = islice(stream, *rows)
+        for rec in stream:
+            if progress is not None:
+                progress()
             if not rec.formula.strip():
                 counts["empty"] += 1
                 continue
@@ -355,8 +416,8 @@ def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int 
                 continue
             yield rec
 
-    tuples, words = PostingsWriter(tmp / "tuples"), PostingsWriter(tmp / "words")
-    entries = _Entries(tokenizer, tuples, words, max(1, workers), cache_size)
+    tuples, words = PostingsWriter(out / "tuples"), PostingsWriter(out / "words")
+    entries = _Entries(tokenizer, tuples, words, workers, cache_size)
     for rec, (tuple_doc, word_doc, _) in entries(records()):
         if not len(tuple_doc):
             counts["empty"] += 1
@@ -367,24 +428,67 @@ def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int 
         tuples.add(rec.formula_id, tuple_doc)
         if len(word_doc):
             words.add(rec.formula_id, word_doc)
-    bar.close()
-    if counts["formulas"] == 0:
-        raise InputError("the source has no formulas", path=source)
-    sizes = {}
-    with native_output_to(tmp / "pisa.log"):
-        for name, writer in (("tuples", tuples), ("words", words)):
-            sizes[name] = writer.close()
-            compile_bm25(tmp / name, *BM25_DEFAULTS)  # searching then writes nothing
-    (tmp / "meta").mkdir()
+    tuples.flush()
+    words.flush()
+    (out / "meta").mkdir()
     for name, column in columns.items():
-        values = column.values()
-        save_column(tmp / "meta", name, values)
-        if name == "formula_id":
-            IdLookup.of(values).save(tmp / "meta", name)
-        del values
-    return {"num_formulas": counts["formulas"], "empty": counts["empty"],
-            "repeated_ids": counts["repeated_ids"], "distinct_parsed": entries.parsed,
-            "fallbacks": tokenizer.fallbacks, "fallback_rate": tokenizer.fallback_rate,
-            "fallback_reasons": dict(tokenizer.errors.most_common(20)),
-            "postings": {k: v["num_postings"] for k, v in sizes.items()},
-            "terms": {k: v["num_terms"] for k, v in sizes.items()}}
+        np.save(out / "meta" / f"{name}.npy", column.values())
+    return {**counts, "parsed": entries.parsed, "fallbacks": tokenizer.fallbacks,
+            "errors": dict(tokenizer.errors)}
+
+
+def _shard_job(source: str, out: str, window: int, workers: int, cache_size: int,
+               rows: tuple[int, int]) -> dict:
+    # Runs in a shard process or a Ray task.
+    return _build_part(Path(source), Path(out), window, workers, cache_size, rows)
+
+
+def _build_shards(tmp: Path, source: Path, window: int, quiet: bool, workers: int | None,
+                  cache_size: int, shards: int, ray_address: str | None
+                  ) -> tuple[list[Path], dict]:
+    """Index ``shards`` consecutive slices of the source in parallel; their parts and counts.
+
+    Each shard is a process (or a Ray task when ``ray_address`` is given) that reads the
+    source and indexes its own slice of records; the parts are merged in order, so the
+    index is the one an unsharded build writes, byte for byte.
+    """
+    if not _is_tsv(source):
+        raise InputError("a sharded build reads a formula TSV (posts repeat formula ids "
+                         "across thread files): build this source without shards",
+                         path=source)
+    records = max(count_lines(source) - 1, 0)
+    bounds = [records * i // shards for i in range(shards + 1)]
+    jobs = [(str(source), str(tmp / f"shard-{i}"), window, max(1, workers or 1), cache_size,
+             (bounds[i], bounds[i + 1])) for i in range(shards)]
+    bar = tqdm(total=shards, desc="indexing formula shards", unit=" shards", disable=quiet)
+    if ray_address is not None:
+        from mathir.models import require_extra
+
+        require_extra("cluster", "sharded indexing on Ray")
+        import ray
+
+        if not ray.is_initialized():
+            kwargs = {"address": ray_address} if ray_address != "local" else {
+                "num_cpus": shards, "include_dashboard": False}
+            ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
+        remote = ray.remote(_shard_job)
+        pending = {remote.remote(*job): i for i, job in enumerate(jobs)}
+        results: dict[int, dict] = {}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            results[pending.pop(done[0])] = ray.get(done[0])
+            bar.update()
+    else:
+        # "spawn": the parent may hold threads, which fork would copy in a bad state.
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(shards) as pool:
+            futures = [pool.apply_async(_shard_job, job, callback=lambda _: bar.update())
+                       for job in jobs]
+            results = {i: f.get() for i, f in enumerate(futures)}
+    bar.close()
+    counts: dict = {"formulas": 0, "empty": 0, "repeated_ids": 0, "parsed": 0, "fallbacks": 0,
+                    "errors": Counter()}
+    for i in range(shards):
+        for key, value in results[i].items():
+            counts[key] = counts[key] + (Counter(value) if key == "errors" else value)
+    return [tmp / f"shard-{i}" for i in range(shards)], counts

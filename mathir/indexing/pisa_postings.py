@@ -24,6 +24,7 @@ folder opens as a ``pyterrier_pisa.PisaIndex`` (which compresses it on its first
 from __future__ import annotations
 
 import json
+import shutil
 from array import array
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -111,74 +112,134 @@ class PostingsWriter:
         self.num_postings += total
         self._buffered = 0
 
-    def close(self) -> dict:
-        """Write the index files; the counts (documents, terms, postings)."""
-        from pyterrier_pisa import _pisathon
+    def flush(self) -> Path:
+        """Spill what is buffered and save this writer's part (lexicon, counts, runs) in
+        its folder; the part's folder, for :func:`write_index`.
 
+        A part is what one process indexed: several parts (shards of a collection,
+        indexed in parallel) make one index, in the order given to :func:`write_index`.
+        """
         self._spill()
         self._docnos.close()
-        terms = list(self._lexicon)  # in id order
-        order = np.array(sorted(range(len(terms)), key=terms.__getitem__), dtype=np.int64)
-        rank = np.empty(len(terms), dtype=np.int64)
-        rank[order] = np.arange(len(terms))
-        with open(self.path / "fwd.terms", "w", encoding="utf-8") as f:
-            f.writelines(terms[i] + "\n" for i in order)
-        df = self._df[order] if len(terms) else self._df
-        # Each run in lexicon order (stable: documents stay in order within a term).
-        runs = []
-        for i, run in enumerate(self._runs):
-            with np.load(run) as z:
-                ranks = rank[z["ids"]]
-                by_term = np.argsort(ranks, kind="stable")
-                sorted_run = self.path / f"run.{i}.sorted"
-                sorted_run.mkdir()
-                for name, values in (("ranks", ranks[by_term].astype(np.uint32)),
-                                     ("docids", z["docids"][by_term]),
-                                     ("freqs", z["freqs"][by_term])):
-                    np.save(sorted_run / f"{name}.npy", values)
-            run.unlink()
-            runs.append(sorted_run)
-        with open(self.path / "inv.docs", "wb") as f_docs, \
-                open(self.path / "inv.freqs", "wb") as f_freqs:
-            f_docs.write(np.array([1, self.num_docs], dtype=np.uint32).tobytes())
-            self._merge(runs, df, f_docs, f_freqs)
-        with open(self.path / "inv.sizes", "wb") as f:
-            f.write(np.array([self.num_docs], dtype=np.uint32).tobytes())
-            f.write(np.frombuffer(self._lengths, dtype=np.uint32).tobytes())
-        for run in runs:
-            for p in run.iterdir():
-                p.unlink()
-            run.rmdir()
-        _pisathon.build_binlex(str(self.path / "fwd.documents"), str(self.path / "fwd.doclex"))
-        _pisathon.build_binlex(str(self.path / "fwd.terms"), str(self.path / "fwd.termlex"))
-        with open(self.path / "pt_meta.json", "w") as f:
-            json.dump({"type": "sparse_index", "format": "pisa",
-                       "package_hint": "pyterrier-pisa", "stemmer": "none"}, f)
-        return {"num_docs": self.num_docs, "num_terms": len(terms),
-                "num_postings": self.num_postings}
+        with open(self.path / "part.terms", "w", encoding="utf-8") as f:
+            f.writelines(t + "\n" for t in self._lexicon)  # in id order
+        np.save(self.path / "part.df.npy", self._df)
+        np.save(self.path / "part.lengths.npy", np.frombuffer(self._lengths, dtype=np.uint32))
+        with open(self.path / "part.json", "w") as f:
+            json.dump({"num_docs": self.num_docs, "num_postings": self.num_postings,
+                       "runs": [r.name for r in self._runs]}, f)
+        return self.path
 
-    @staticmethod
-    def _merge(runs: list[Path], df: np.ndarray, f_docs, f_freqs) -> None:
-        """Write every term's postings (a count, then the values), a range of terms at a time."""
-        ends = np.cumsum(df)
-        opened = [{n: np.load(r / f"{n}.npy", mmap_mode="r") for n in ("ranks", "docids", "freqs")}
-                  for r in runs]
-        lo = 0
-        while lo < len(df):
-            # The next range of terms holding about _MERGE_POSTINGS postings (one at least).
-            base = ends[lo - 1] if lo else 0
-            hi = max(lo + 1, int(np.searchsorted(ends, base + _MERGE_POSTINGS, side="right")))
-            ranks, docids, freqs = [], [], []
-            for run in opened:  # runs are in document order: concatenated, docids ascend
-                a, b = np.searchsorted(run["ranks"], [lo, hi])
-                ranks.append(run["ranks"][a:b])
-                docids.append(run["docids"][a:b])
-                freqs.append(run["freqs"][a:b])
-            by_term = np.argsort(np.concatenate(ranks), kind="stable")
-            counts = df[lo:hi].astype(np.uint32)
-            for values, f in ((docids, f_docs), (freqs, f_freqs)):
-                f.write(_with_counts(np.concatenate(values)[by_term], counts).tobytes())
-            lo = hi
+    def close(self) -> dict:
+        """Write the index files in this writer's folder; the counts."""
+        return write_index(self.path, [self.flush()])
+
+
+def _read_terms(part: Path) -> list[str]:
+    with open(part / "part.terms", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def write_index(path: str | Path, parts: list[Path]) -> dict:
+    """Write the PISA index made of ``parts`` (from :meth:`PostingsWriter.flush`) at ``path``.
+
+    Documents keep the parts' order, so parts of consecutive slices of a collection give
+    the index one writer would have written for the whole of it, byte for byte. The
+    parts' files are removed. Returns the counts (documents, terms, postings).
+    """
+    from pyterrier_pisa import _pisathon
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    infos = [json.loads((p / "part.json").read_text()) for p in parts]
+    if len(parts) == 1:
+        terms = _read_terms(parts[0])
+        order = np.array(sorted(range(len(terms)), key=terms.__getitem__), dtype=np.int64)
+        to_rank = [np.empty(len(terms), dtype=np.int64)]
+        to_rank[0][order] = np.arange(len(terms))
+        lexicon = [terms[i] for i in order]
+    else:
+        # The union of the parts' lexicons, sorted; each part's ids mapped into it.
+        lexicon = sorted(set().union(*(_read_terms(p) for p in parts)))
+        rank_of = {t: i for i, t in enumerate(lexicon)}
+        to_rank = [np.fromiter((rank_of[t] for t in _read_terms(p)), dtype=np.int64)
+                   for p in parts]
+        del rank_of
+    df = np.zeros(len(lexicon), dtype=np.int64)
+    for part, ranks in zip(parts, to_rank, strict=True):
+        df[ranks] += np.load(part / "part.df.npy")
+    with open(path / "fwd.terms", "w", encoding="utf-8") as f:
+        f.writelines(t + "\n" for t in lexicon)
+    del lexicon
+    # Each run in lexicon order (stable: documents stay in order within a term), its
+    # document ids offset by the documents of the parts before it.
+    runs, first = [], 0
+    for part, info, ranks_of in zip(parts, infos, to_rank, strict=True):
+        for name in info["runs"]:
+            with np.load(part / name) as z:
+                ranks = ranks_of[z["ids"]]
+                by_term = np.argsort(ranks, kind="stable")
+                sorted_run = path / f"merge.{len(runs)}"
+                sorted_run.mkdir()
+                for key, values in (("ranks", ranks[by_term].astype(np.uint32)),
+                                    ("docids", z["docids"][by_term] + np.uint32(first)),
+                                    ("freqs", z["freqs"][by_term])):
+                    np.save(sorted_run / f"{key}.npy", values)
+            (part / name).unlink()
+            runs.append(sorted_run)
+        first += info["num_docs"]
+    num_docs = first
+    with open(path / "inv.docs", "wb") as f_docs, open(path / "inv.freqs", "wb") as f_freqs:
+        f_docs.write(np.array([1, num_docs], dtype=np.uint32).tobytes())
+        _merge(runs, df, f_docs, f_freqs)
+    with open(path / "inv.sizes", "wb") as f:
+        f.write(np.array([num_docs], dtype=np.uint32).tobytes())
+        for part in parts:
+            f.write(np.load(part / "part.lengths.npy").tobytes())
+    for run in runs:
+        for p in run.iterdir():
+            p.unlink()
+        run.rmdir()
+    docnos = path / "fwd.documents"
+    if [p.resolve() for p in parts] != [path.resolve()]:
+        with open(docnos, "wb") as out:
+            for part in parts:
+                with open(part / "fwd.documents", "rb") as f:
+                    shutil.copyfileobj(f, out)
+                (part / "fwd.documents").unlink()
+    for part in parts:
+        for name in ("part.terms", "part.df.npy", "part.lengths.npy", "part.json"):
+            (part / name).unlink()
+    _pisathon.build_binlex(str(docnos), str(path / "fwd.doclex"))
+    _pisathon.build_binlex(str(path / "fwd.terms"), str(path / "fwd.termlex"))
+    with open(path / "pt_meta.json", "w") as f:
+        json.dump({"type": "sparse_index", "format": "pisa",
+                   "package_hint": "pyterrier-pisa", "stemmer": "none"}, f)
+    return {"num_docs": num_docs, "num_terms": len(df),
+            "num_postings": sum(i["num_postings"] for i in infos)}
+
+
+def _merge(runs: list[Path], df: np.ndarray, f_docs, f_freqs) -> None:
+    """Write every term's postings (a count, then the values), a range of terms at a time."""
+    ends = np.cumsum(df)
+    opened = [{n: np.load(r / f"{n}.npy", mmap_mode="r") for n in ("ranks", "docids", "freqs")}
+              for r in runs]
+    lo = 0
+    while lo < len(df):
+        # The next range of terms holding about _MERGE_POSTINGS postings (one at least).
+        base = ends[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, base + _MERGE_POSTINGS, side="right")))
+        ranks, docids, freqs = [], [], []
+        for run in opened:  # runs are in document order: concatenated, docids ascend
+            a, b = np.searchsorted(run["ranks"], [lo, hi])
+            ranks.append(run["ranks"][a:b])
+            docids.append(run["docids"][a:b])
+            freqs.append(run["freqs"][a:b])
+        by_term = np.argsort(np.concatenate(ranks), kind="stable")
+        counts = df[lo:hi].astype(np.uint32)
+        for values, f in ((docids, f_docs), (freqs, f_freqs)):
+            f.write(_with_counts(np.concatenate(values)[by_term], counts).tobytes())
+        lo = hi
 
 
 def _with_counts(values: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from mathir.errors import InputError
@@ -165,3 +166,42 @@ def test_an_index_of_an_older_format_is_refused_clearly(tsv_index, tmp_path):
     (old / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(InputError, match="build it again"):
         FormulaIndex(old)
+
+
+def test_three_shards_build_the_same_index(tsv_index, sample, tmp_path):
+    sharded = FormulaIndex.build(sample.formulas, tmp_path / "sharded", quiet=True, shards=3)
+    assert sharded.manifest["shards"] == 3
+    assert _index_files(sharded) == _index_files(tsv_index)
+    for key in ("num_formulas", "empty", "repeated_ids", "fallbacks", "postings", "terms"):
+        assert sharded.manifest[key] == tsv_index.manifest[key], key
+    from mathir.pipelines.formula import formula_tuples
+    from mathir.topics.arqmath import read_task2_topics
+
+    topics = read_task2_topics(sample.task2_topics)
+    pd.testing.assert_frame_equal(formula_tuples(sharded).transform(topics),
+                                  formula_tuples(tsv_index).transform(topics))
+
+
+def test_shards_on_ray_build_the_same_index(tsv_index, sample, tmp_path):
+    pytest.importorskip("ray")
+    sharded = FormulaIndex.build(sample.formulas, tmp_path / "ray", quiet=True, shards=2,
+                                 ray_address="local")
+    assert _index_files(sharded) == _index_files(tsv_index)
+
+
+def test_shards_that_repeat_an_id_are_refused(tmp_path):
+    tsv = tmp_path / "f.tsv"
+    tsv.write_text("id\tpost_id\tthread_id\ttype\tvisual_id\tformula\n"
+                   "1\t10\t10\tanswer\t5\tx^2\n"
+                   "2\t11\t10\tanswer\t6\ty\n"
+                   "1\t12\t10\tanswer\t5\tx^2\n")
+    unsharded = FormulaIndex.build(tsv, tmp_path / "one", quiet=True)
+    assert unsharded.num_docs == 2 and unsharded.manifest["repeated_ids"] == 1
+    with pytest.raises(InputError, match="occurs in two shards"):
+        FormulaIndex.build(tsv, tmp_path / "two", quiet=True, shards=2)
+    assert not (tmp_path / "two").exists()
+
+
+def test_posts_are_not_sharded(sample, tmp_path):
+    with pytest.raises(InputError, match="without shards"):
+        FormulaIndex.build(sample.posts, tmp_path / "idx", quiet=True, shards=2)

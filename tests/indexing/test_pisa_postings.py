@@ -69,3 +69,23 @@ def test_non_positive_counts_and_bad_docnos(tmp_path):
     assert doc.tolist() == [0, 1]  # only b, counted 1 (truncated as pyterrier-pisa does)
     with pytest.raises(ValueError, match="docno"):
         writer.add("two words", doc)
+
+
+def test_parts_of_consecutive_slices_make_the_same_index(tmp_path, monkeypatch):
+    from mathir.indexing.pisa_postings import write_index
+
+    docs = _docs(500, seed=7)
+    write_pisa_index(tmp_path / "whole", docs)
+    monkeypatch.setattr(pisa_postings, "_MERGE_POSTINGS", 64)
+    parts = []
+    for i, (lo, hi) in enumerate([(0, 120), (120, 121), (121, 500)]):
+        writer = PostingsWriter(tmp_path / f"part{i}", run_postings=200)
+        for docno, toks in docs[lo:hi]:
+            writer.add(docno, writer.encode(toks))
+        parts.append(writer.flush())
+    counts = write_index(tmp_path / "merged", parts)
+    assert counts["num_docs"] == 500
+    for name in FILES:
+        assert (tmp_path / "merged" / name).read_bytes() == \
+            (tmp_path / "whole" / name).read_bytes(), name
+    assert all(not any(p.iterdir()) for p in parts)  # the parts' files are consumed
