@@ -9,6 +9,7 @@ it in another child process and runs 100 query formulas of the Task 2 topics thr
     python benchmarks/formula_search.py --formulas 28000000 --json
     python benchmarks/formula_search.py --formulas 1000000,4000000,16000000,28000000 \\
         --out runs/bench/formulas --plot docs/formula_scaling.png --json
+    python benchmarks/formula_search.py --formulas 1000000 --shards 2 --workers 1 --json
 
 **Repetition.** In the derived table (76,943 instances), the number of distinct LaTeX
 strings among the first n instances follows Heaps' law, d(n) = 1.182 n^0.922 (log-log
@@ -163,11 +164,11 @@ def tree_rss_mb(root: int) -> float:
     return total
 
 
-def _build_job(tsv: str, index: str, workers: int | None, queue) -> None:
+def _build_job(tsv: str, index: str, workers: int | None, shards: int, queue) -> None:
     from mathir.indexing.formula_index import FormulaIndex
 
     t0, c0 = time.perf_counter(), cpu_seconds()
-    idx = FormulaIndex.build(tsv, index, quiet=True, workers=workers)
+    idx = FormulaIndex.build(tsv, index, quiet=True, workers=workers, shards=shards)
     queue.put({"seconds": time.perf_counter() - t0, "cpu_seconds": cpu_seconds() - c0,
                "manifest": idx.manifest})
 
@@ -234,11 +235,12 @@ def _in_child(target, *args, sample_rss: bool = False) -> tuple[dict, float]:
     return result, peak[0]
 
 
-def measure(tsv: Path, n: int, work: Path, queries: list[str], workers: int | None) -> dict:
+def measure(tsv: Path, n: int, work: Path, queries: list[str], workers: int | None,
+            shards: int = 1) -> dict:
     """Build and search the index of ``tsv`` (``n`` formulas); the figures."""
     index = work / f"index-{n}"
     shutil.rmtree(index, ignore_errors=True)
-    built, peak = _in_child(_build_job, str(tsv), str(index), workers, sample_rss=True)
+    built, peak = _in_child(_build_job, str(tsv), str(index), workers, shards, sample_rss=True)
     manifest = built["manifest"]
     sizes = {p.relative_to(index).as_posix(): p.stat().st_size
              for p in index.rglob("*") if p.is_file()}
@@ -331,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--workers", type=int, default=None,
                     help="formula parsing processes (default: FormulaIndex.build's choice)")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="build in this many shards side by side (FormulaIndex.build(shards=))")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
     ap.add_argument("--work", type=Path, default=None,
                     help="folder for the generated TSV and the index (default: a temporary one)")
@@ -380,12 +384,12 @@ def main(argv: list[str] | None = None) -> int:
             if n != largest:
                 tsv = work / f"formulas-{n}.tsv"
                 _prefix(full, tsv, n)
-            result = measure(tsv, n, work, queries, args.workers)
+            result = measure(tsv, n, work, queries, args.workers, args.shards)
             if tsv != full:
                 tsv.unlink()
             if not (args.keep and n == largest):
                 shutil.rmtree(work / f"index-{n}", ignore_errors=True)
-            result["workers"] = args.workers
+            result["workers"], result["shards"] = args.workers, args.shards
             result["load_average_after"] = round(os.getloadavg()[0], 2)
             results.append(result)
             if saved:

@@ -174,14 +174,30 @@ class Task:
         return run_format
 
     def index(self, data: TaskData, index_dir: str | Path | None = None,
-              quiet: bool = False, cache_root: str | Path = "indexes"):
-        """Build (or reuse) the index of ``data``'s collection."""
+              quiet: bool = False, cache_root: str | Path = "indexes", **build_options):
+        """Build (or reuse) the index of ``data``'s collection.
+
+        ``build_options`` go to the task's index builder, for the options it has (e.g.
+        ``shards`` and ``ray_address`` for ``arqmath-task2``'s formula index); another
+        option is an InputError naming the ones it has.
+        """
         if index_dir is None:
             key = hashlib.sha1(str(data.collection.resolve()).encode()).hexdigest()[:10]
             index_dir = Path(cache_root) / f"{self.name}-{data.collection.name}-{key}"
         elif Path(index_dir).exists() and not Path(index_dir).is_dir():
             raise InputError("the index directory is a file", path=index_dir)
-        return self.build_index(data, Path(index_dir), quiet)
+        if build_options:
+            import inspect
+
+            builder = self.build_index
+            params = inspect.signature(builder.resolve() if isinstance(builder, Ref)
+                                       else builder).parameters
+            known = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+            unknown = sorted(set(build_options) - set(known))
+            if unknown:
+                raise InputError(f"{self.name}'s index has no option {', '.join(unknown)}"
+                                 + (f" (its options: {', '.join(known)})" if known else ""))
+        return self.build_index(data, Path(index_dir), quiet, **build_options)
 
 
 #: Every registered task, by name.

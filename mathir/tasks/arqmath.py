@@ -140,10 +140,12 @@ def _locate_task2(root: Path | None, year: str | None, collection: Path | None) 
     return TaskData(year, collection, topics, qrels, extras)
 
 
-def _build_formula_index(data: TaskData, index_dir: Path, quiet: bool = False):
+def _build_formula_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
+                         shards: int = 1, ray_address: str | None = None):
     from mathir.indexing.formula_index import FormulaIndex
 
-    return FormulaIndex.build(data.collection, index_dir, quiet=quiet)
+    return FormulaIndex.build(data.collection, index_dir, quiet=quiet, shards=shards,
+                              ray_address=ray_address)
 
 
 def _evaluate_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,

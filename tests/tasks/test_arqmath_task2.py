@@ -87,3 +87,17 @@ def test_cli_formula_id_qrels_give_the_visual_id_scores(tmp_path, capsys, sample
     by_formula = json.loads(capsys.readouterr().out)
     assert by_formula == by_visual
     assert 0 < by_visual["r"]["nDCG'"] < 1  # the relevant formula is ranked second
+
+
+def test_index_build_options_reach_the_formula_builder(tmp_path):
+    task = get_task("arqmath-task2")
+    data = task.data()
+    sharded = task.index(data, tmp_path / "sharded", quiet=True, shards=2)
+    assert sharded.manifest["shards"] == 2
+    plain = task.index(data, tmp_path / "plain", quiet=True)
+    assert sharded.docnos() == plain.docnos()
+    with pytest.raises(InputError, match=r"arqmath-task1's index has no option shards"):
+        get_task("arqmath-task1").index(get_task("arqmath-task1").data(), tmp_path / "a",
+                                        quiet=True, shards=2)
+    with pytest.raises(InputError, match=r"no option colour \(its options: shards, ray_address"):
+        task.index(data, tmp_path / "c", quiet=True, colour="red")
