@@ -76,7 +76,14 @@ class OriginalQuery(pt.Transformer):
 class AddAnswerText(pt.Transformer):
     """Add ``title`` and ``text`` (formulas as LaTeX) to each retrieved answer.
 
-    A docno missing from the texts is an InputError.
+    The texts of a result frame are fetched from :class:`AnswerTexts` in one batch (a
+    query per 900 answers), so the collection is never loaded whole. A plain mapping
+    gives the whole text in ``text`` and an empty ``title``. A docno missing from the
+    texts is an InputError.
+
+    >>> res = pd.DataFrame({"qid": ["1"], "docno": ["a"]})
+    >>> AddAnswerText({"a": "an answer"})(res)[["title", "text"]].values.tolist()
+    [['', 'an answer']]
     """
 
     def __init__(self, texts: AnswerTexts | Mapping[str, str]):
@@ -85,20 +92,17 @@ class AddAnswerText(pt.Transformer):
     def __repr__(self) -> str:
         return f"AddAnswerText({getattr(self.texts, 'path', '...')!s})"
 
-    def _lookup(self):
-        if isinstance(self.texts, AnswerTexts):
-            f = self.texts.frame()
-            return dict(zip(f["docno"], f["title"], strict=True)), \
-                dict(zip(f["docno"], f["text"], strict=True))
-        return {}, dict(self.texts)
-
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
-        titles, texts = derived(self, "_maps", (self.texts,), self._lookup)
-        missing = [d for d in res["docno"] if d not in texts]
+        docnos = res["docno"].tolist()
+        if isinstance(self.texts, AnswerTexts):
+            found = self.texts.fetch(docnos)
+        else:
+            found = {d: ("", self.texts[d]) for d in set(docnos) if d in self.texts}
+        missing = [d for d in dict.fromkeys(docnos) if d not in found]
         if missing:
             raise InputError(f"no text for document {missing[0]!r} ({len(missing)} missing)")
-        return res.assign(title=[titles.get(d, "") for d in res["docno"]],
-                          text=[texts[d] for d in res["docno"]])
+        return res.assign(title=[found[d][0] for d in docnos],
+                          text=[found[d][1] for d in docnos])
 
 
 class BiEncoderScorer(pt.Transformer):

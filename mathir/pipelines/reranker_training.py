@@ -40,7 +40,8 @@ def pairs_from_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, texts: Mapping[s
     Positives: qrels with ``label >= rel``. Negatives: qrels with ``label < rel`` first,
     then the highest-ranked documents of ``negatives`` (a result frame, e.g. BM25's)
     that are not positives, up to ``negatives_per_positive`` per positive of a topic.
-    Documents without text are skipped.
+    Documents without text are skipped. ``texts`` with a ``subset(docnos)`` method
+    (:class:`~mathir.indexing.dense_index.AnswerTexts`) is read one topic's batch at a time.
 
     >>> topics = pd.DataFrame({"qid": ["1"], "query": ["q"]})
     >>> qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [2, 0]})
@@ -56,23 +57,27 @@ def pairs_from_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, texts: Mapping[s
         neg = negatives.sort_values(["qid", "rank"], kind="stable")
         for qid, group in neg.groupby("qid", sort=False):
             ranked[str(qid)] = [str(d) for d in group["docno"]]
+    subset = getattr(texts, "subset", None)  # AnswerTexts: texts on disk, fetched in batches
     for qid, group in qrels.groupby("qid", sort=True):
         qid = str(qid)
         if qid not in queries:
             continue
+        found = texts
+        if callable(subset):  # this topic's candidates in one batch, not a query per docno
+            found = subset({str(d) for d in group["docno"]} | set(ranked.get(qid, ())))
         judged = {str(d): int(lab) for d, lab in zip(group["docno"], group["label"], strict=True)
-                  if str(d) in texts}
+                  if str(d) in found}
         pos = sorted(d for d, lab in judged.items() if lab >= rel)
         if not pos:
             continue
         judged_neg = sorted(d for d, lab in judged.items() if lab < rel)
         rng.shuffle(judged_neg)
-        hard = [d for d in ranked.get(qid, []) if d in texts and judged.get(d, -1) < rel
+        hard = [d for d in ranked.get(qid, []) if d in found and judged.get(d, -1) < rel
                 and d not in judged_neg]
         negs = (judged_neg + hard)[:negatives_per_positive * len(pos)]
         # Interleave the classes so that a truncated pair list keeps both.
         both = itertools.zip_longest([(d, 1) for d in pos], [(d, 0) for d in negs])
-        rows += [(qid, queries[qid], d, texts[d], lab) for pair in both for x in pair
+        rows += [(qid, queries[qid], d, found[d], lab) for pair in both for x in pair
                  if x is not None for d, lab in [x]]
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
