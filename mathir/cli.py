@@ -93,6 +93,12 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("task")
     common(sp)
     sp.add_argument("--index", required=True, help="index directory")
+    sp.add_argument("--shards", type=int, default=None, metavar="N",
+                    help="index N slices of the collection side by side and merge them "
+                         "(the same index; arqmath-task2)")
+    sp.add_argument("--ray", default=None, metavar="ADDRESS",
+                    help="with --shards: index the slices as Ray tasks ('auto', an address, "
+                         "or 'local')")
 
     sp = sub.add_parser("run", help="run one pipeline and write its run file")
     sp.add_argument("task")
@@ -307,7 +313,13 @@ def _cmd_index(args) -> None:
     from mathir.tasks import get_task
 
     task = get_task(args.task)
-    idx = task.index(_data(task, args), args.index, quiet=args.quiet)
+    if args.ray is not None and args.shards is None:
+        raise InputError("--ray indexes shards: give --shards N too")
+    if args.shards is not None and args.shards < 1:
+        raise InputError(f"--shards must be at least 1, not {args.shards}")
+    options = {k: v for k, v in (("shards", args.shards), ("ray_address", args.ray))
+               if v is not None}
+    idx = task.index(_data(task, args), args.index, quiet=args.quiet, **options)
     print(f"{idx.path}: {idx.num_docs} documents")
 
 

@@ -38,11 +38,27 @@ def test_index_and_run_commands(tmp_path, capsys):
     assert first[1] == "Q0" and first[3] == "1" and first[5] == "tf"
 
 
+def test_index_in_shards(tmp_path, capsys):
+    assert main(["index", "arqmath-task2", "--index", str(tmp_path / "one"), "--quiet"]) == 0
+    assert main(["index", "arqmath-task2", "--index", str(tmp_path / "three"), "--shards", "3",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split(": ")[1] == out[1].split(": ")[1]  # the same number of formulas
+    for rep in ("tuples", "words"):
+        for name in ("inv.docs", "inv.freqs", "fwd.documents", "fwd.terms"):
+            assert (tmp_path / "three" / rep / name).read_bytes() == \
+                (tmp_path / "one" / rep / name).read_bytes()
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["evaluate", "arqmath-task1", "--qrels", "/no/qrels.tsv", "x.tsv"], "error: /no/qrels.tsv: file not found"),
     (["experiment", "no-such-task"], "error: unknown task 'no-such-task'"),
     (["experiment", "arqmath-task1", "--pipelines", "bm26"], "error: unknown pipeline 'bm26'"),
     (["experiment", "arqmath-task1", "--data", "/no/dir"], "error: /no/dir: data directory not found"),
+    (["index", "arqmath-task1", "--index", "i", "--shards", "2"],
+     "error: arqmath-task1's index has no option shards"),
+    (["index", "arqmath-task2", "--index", "i", "--ray", "local"], "error: --ray indexes shards"),
+    (["index", "arqmath-task2", "--index", "i", "--shards", "0"], "error: --shards must be at least 1"),
 ])
 def test_user_errors_print_one_line_and_exit_2(argv, msg, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
