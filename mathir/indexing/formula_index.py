@@ -8,7 +8,7 @@ Tangent-S symbol-pair tuples; ``words/``: the LaTeX-as-words tokens),
 ``manifest.json`` with the counts, among them the formulas that fell back to LaTeX
 tokens because they did not parse, and ``pt_meta.json`` (what ``pt.Artifact.load``
 reads). Both representations are made in one pass over the source, and each distinct
-formula is parsed once while it is among the most recently seen (:class:`_Entries`). It is built in a temporary directory, renamed into place,
+formula is parsed once (:class:`_Entries`). It is built in a temporary directory, renamed into place,
 and reused when the manifest matches (:func:`mathir.storage.build_or_reuse`).
 
 Sources: a formula index TSV (:mod:`mathir.indexing.formula_tsv`, any layout; the SLT
@@ -19,6 +19,7 @@ HTML directory (no visual ids then).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import multiprocessing
 import os
@@ -60,8 +61,9 @@ from mathir.tabular import count_lines
 INDEX_FORMAT = 4
 REPRESENTATIONS = ("tuples", "words")
 META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")
-#: Distinct formulas whose encoded tokens are kept while building (about 0.5 KB each).
-CACHE_SIZE = 500_000
+#: Distinct formulas whose encoded tokens are kept decoded in memory while building
+#: (about 0.5 KB each); the others are read back from a file (see :class:`_Entries`).
+CACHE_SIZE = 200_000
 _POOL_MIN_BYTES = 16 << 20
 _BATCH = 500
 
@@ -105,15 +107,18 @@ def _parse_batch(window: int, formulas: list[str]) -> tuple[list[tuple[dict, dic
 class _Entries:
     """Each formula instance's encoded tokens, parsing each distinct formula once.
 
-    The encoded arrays (:meth:`PostingsWriter.encode`, a few hundred bytes) of the
-    ``cache_size`` most recently used distinct formulas are kept: ARQMath repeats
-    formulas heavily (the most common ones most), so nearly every repeat is a hit, and a
-    miss is parsed again rather than remembered forever. Misses are parsed by
-    ``workers`` processes, a batch at a time, in order.
+    A distinct formula is parsed once, by ``workers`` processes a batch at a time (or
+    here), and its encoded token arrays (:meth:`PostingsWriter.encode`, a few hundred
+    bytes) are appended to a file (``store``); a 16-byte BLAKE2 digest of its text finds
+    them again (a collision has odds of about 10^-24 at 28M formulas). The ``cache_size``
+    most recently used entries are also kept decoded in memory. Memory then holds the
+    digests (about 130 bytes a distinct formula) rather than every entry, and no formula
+    is parsed twice: with a cache alone, a rare formula repeated after it left the cache
+    was parsed again (about 40% of the parses at 6M synthetic formulas).
     """
 
     def __init__(self, tokenizer: FormulaTokenizer, tuples: PostingsWriter,
-                 words: PostingsWriter, workers: int, cache_size: int):
+                 words: PostingsWriter, workers: int, cache_size: int, store: Path):
         self.tokenizer, self.tuples, self.words = tokenizer, tuples, words
         self.workers, self.cache_size = workers, cache_size
         # Parses done here count nothing: instances are counted on ``tokenizer``.
@@ -121,23 +126,56 @@ class _Entries:
         self.parser.errors = tokenizer.errors
         self.cache: OrderedDict[str, tuple[np.ndarray, np.ndarray, int]] = OrderedDict()
         self.parsed = 0
+        self._store = os.open(store, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._end = 0
+        self._where: dict[bytes, tuple[int, int, int, int]] = {}
 
-    def _remember(self, formula: str, parsed: tuple[dict, dict, int]) -> None:
-        tuples, words, fallback = parsed
-        self.cache[formula] = (self.tuples.encode(tuples), self.words.encode(words), fallback)
-        self.parsed += 1
+    def close(self) -> None:
+        """Close the store file (the caller removes it)."""
+        os.close(self._store)
+
+    @staticmethod
+    def _key(formula: str) -> bytes:
+        return hashlib.blake2b(formula.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def _known(self, formula: str) -> bool:
+        return formula in self.cache or self._key(formula) in self._where
+
+    def _keep(self, formula: str, entry: tuple[np.ndarray, np.ndarray, int]) -> None:
+        self.cache[formula] = entry
         if len(self.cache) > self.cache_size:
             self.cache.popitem(last=False)
 
+    def _remember(self, formula: str, parsed: tuple[dict, dict, int]) -> None:
+        tuples, words, fallback = parsed
+        entry = (self.tuples.encode(tuples), self.words.encode(words), fallback)
+        data = entry[0].tobytes() + entry[1].tobytes()
+        os.write(self._store, data)  # unbuffered: pread sees it at once
+        self._where[self._key(formula)] = (self._end, len(entry[0]), len(entry[1]), fallback)
+        self._end += len(data)
+        self.parsed += 1
+        self._keep(formula, entry)
+
+    def _entry(self, formula: str) -> tuple[np.ndarray, np.ndarray, int]:
+        hit = self.cache.get(formula)
+        if hit is not None:
+            self.cache.move_to_end(formula)
+            return hit
+        where = self._where.get(self._key(formula))
+        if where is None:  # not seen before: parse it here
+            self._remember(formula, _parse(self.parser, formula))
+            return self.cache[formula]
+        offset, n_tuples, n_words, fallback = where
+        data = np.frombuffer(os.pread(self._store, 4 * (n_tuples + n_words), offset),
+                             dtype=np.uint32)
+        hit = (data[:n_tuples], data[n_tuples:], fallback)
+        self._keep(formula, hit)
+        return hit
+
     def _resolve(self, chunk: list[FormulaRecord]):
-        cache, tok = self.cache, self.tokenizer
+        tok = self.tokenizer
         for rec in chunk:
-            hit = cache.get(rec.formula)
-            if hit is None:  # evicted since its batch was parsed: parse it here
-                self._remember(rec.formula, _parse(self.parser, rec.formula))
-                hit = cache[rec.formula]
-            else:
-                cache.move_to_end(rec.formula)
+            hit = self._entry(rec.formula)
             tok.formulas += 1
             tok.fallbacks += hit[2]
             yield rec, hit
@@ -146,9 +184,6 @@ class _Entries:
         """``(record, (tuple array, word array, fallback))`` in input order."""
         if self.workers <= 1:
             while chunk := list(islice(records, _BATCH)):
-                for f in dict.fromkeys(r.formula for r in chunk):
-                    if f not in self.cache:
-                        self._remember(f, _parse(self.parser, f))
                 yield from self._resolve(chunk)
             return
         # "spawn": the PISA writer may run threads, which fork would copy in a bad state.
@@ -168,7 +203,7 @@ class _Entries:
 
             while chunk := list(islice(records, _BATCH)):
                 asked = [f for f in dict.fromkeys(r.formula for r in chunk)
-                         if f not in self.cache and f not in inflight]
+                         if f not in inflight and not self._known(f)]
                 inflight.update(asked)
                 pending.append((chunk, asked, pool.apply_async(
                     _parse_batch, (self.tokenizer.window, asked))))
@@ -299,8 +334,9 @@ class FormulaIndex(pt.Artifact):
         """Index the formulas of ``source`` (a formula TSV or a posts collection) into ``path``.
 
         ``workers`` processes parse the formulas (default: up to 4 for sources of 16 MB
-        or more, else none); each distinct formula is parsed once while it stays among
-        the ``cache_size`` most recently seen (see :class:`_Entries`). With ``shards``
+        or more, else none); each distinct formula is parsed once, and the
+        ``cache_size`` most recently used are kept decoded in memory (see
+        :class:`_Entries`). With ``shards``
         above 1, a formula TSV is cut into that many consecutive slices indexed in
         parallel processes (Ray tasks on the cluster at ``ray_address``, or ``"local"``
         for a local Ray), each with ``workers`` parsing processes (default none), and
@@ -417,17 +453,21 @@ def _build_part(source: Path, out: Path, window: int, workers: int, cache_size: 
             yield rec
 
     tuples, words = PostingsWriter(out / "tuples"), PostingsWriter(out / "words")
-    entries = _Entries(tokenizer, tuples, words, workers, cache_size)
-    for rec, (tuple_doc, word_doc, _) in entries(records()):
-        if not len(tuple_doc):
-            counts["empty"] += 1
-            continue
-        counts["formulas"] += 1
-        for name, column in columns.items():
-            column.add(getattr(rec, name))
-        tuples.add(rec.formula_id, tuple_doc)
-        if len(word_doc):
-            words.add(rec.formula_id, word_doc)
+    entries = _Entries(tokenizer, tuples, words, workers, cache_size, out / "parsed.bin")
+    try:
+        for rec, (tuple_doc, word_doc, _) in entries(records()):
+            if not len(tuple_doc):
+                counts["empty"] += 1
+                continue
+            counts["formulas"] += 1
+            for name, column in columns.items():
+                column.add(getattr(rec, name))
+            tuples.add(rec.formula_id, tuple_doc)
+            if len(word_doc):
+                words.add(rec.formula_id, word_doc)
+    finally:
+        entries.close()
+        (out / "parsed.bin").unlink()
     tuples.flush()
     words.flush()
     (out / "meta").mkdir()

@@ -117,13 +117,18 @@ def test_cache_size_and_workers_do_not_change_the_index(tsv_index, sample, tmp_p
     assert tiny.fallbacks == pooled.fallbacks == tsv_index.fallbacks
 
 
-def test_each_distinct_formula_is_parsed_once(tmp_path):
+@pytest.mark.parametrize("cache_size,workers", [(200_000, 1), (1, 1), (1, 2)])
+def test_each_distinct_formula_is_parsed_once(tmp_path, cache_size, workers):
+    # Even when the in-memory cache holds one formula: repeats are read back from the
+    # scratch file, not parsed again.
     rows = "".join(f"{i}\t{i}\t1\tanswer\t{i % 3}\t{['x^2', 'y+1', 'x^2+y'][i % 3]}\n"
                    for i in range(1, 31))
     tsv = tmp_path / "f.tsv"
     tsv.write_text("id\tpost_id\tthread_id\ttype\tvisual_id\tformula\n" + rows)
-    idx = FormulaIndex.build(tsv, tmp_path / "idx", quiet=True)
+    idx = FormulaIndex.build(tsv, tmp_path / "idx", quiet=True, cache_size=cache_size,
+                             workers=workers)
     assert idx.num_docs == 30 and idx.manifest["distinct_parsed"] == 3
+    assert not (idx.path / "part").exists()  # the scratch file went with the parts
 
 
 def test_ids_that_are_not_canonical_integers_keep_their_text(tmp_path):
