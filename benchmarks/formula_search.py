@@ -42,7 +42,6 @@ import multiprocessing
 import os
 import random
 import re
-import resource
 import shutil
 import statistics
 import sys
@@ -51,6 +50,9 @@ import threading
 import time
 from array import array
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
+from benchmarks.machine import calibration_ms, cpu_seconds  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 DERIVED = Path("collection_sample") / "derived" / "formula_index_from_thread_html.tsv"
@@ -126,13 +128,6 @@ def _prefix(src: Path, dst: Path, n: int) -> None:
             if i > n:
                 break
             g.write(line)
-
-
-def cpu_seconds() -> float:
-    """User + system CPU time of this process (all threads) and its finished children."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def rss_mb(pid: int | str = "self") -> float:
@@ -398,10 +393,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     results.sort(key=lambda r: r["formulas"])
+    calibration = calibration_ms()
     exponents = growth(results)
     if args.plot and len(results) > 1:
         plot(results, exponents, args.plot)
     report = results[0] if len(results) == 1 else {"runs": results, "growth": exponents}
+    report["calibration_ms"] = calibration
     if generated:
         report["generated"] = generated
     if args.json:
