@@ -384,10 +384,13 @@ def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int 
         # A TSV's size is known (its lines, less the header): the bar shows a total and
         # an ETA. Posts are not counted ahead: formulas per post vary too much.
         total = max(count_lines(source) - 1, 0) if _is_tsv(source) and not quiet else None
-        with tqdm(desc="indexing formulas", unit=" formulas", disable=quiet, total=total,
-                  mininterval=0.5) as bar:
+        bar = tqdm(desc="indexing formulas", unit=" formulas", disable=quiet, total=total,
+                   mininterval=0.5)
+        try:
             counts = _build_part(source, tmp / "part", window, max(1, workers), cache_size,
                                  None, bar.update)
+        finally:
+            bar.close()
         parts = [tmp / "part"]
     if counts["formulas"] == 0:
         raise InputError("the source has no formulas", path=source)
@@ -507,17 +510,22 @@ def _build_shards(tmp: Path, source: Path, window: int, quiet: bool, workers: in
         require_extra("cluster", "sharded indexing on Ray")
         import ray
 
-        if not ray.is_initialized():
+        started = not ray.is_initialized()
+        if started:
             kwargs = {"address": ray_address} if ray_address != "local" else {
                 "num_cpus": shards, "include_dashboard": False}
             ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
-        remote = ray.remote(_shard_job)
-        pending = {remote.remote(*job): i for i, job in enumerate(jobs)}
-        results: dict[int, dict] = {}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            results[pending.pop(done[0])] = ray.get(done[0])
-            bar.update()
+        try:
+            remote = ray.remote(_shard_job)
+            pending = {remote.remote(*job): i for i, job in enumerate(jobs)}
+            results: dict[int, dict] = {}
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                results[pending.pop(done[0])] = ray.get(done[0])
+                bar.update()
+        finally:
+            if started:  # leave Ray as it was found (a caller's own instance stays)
+                ray.shutdown()
     else:
         # "spawn": the parent may hold threads, which fork would copy in a bad state.
         ctx = multiprocessing.get_context("spawn")
