@@ -167,6 +167,8 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
                     help="cross-encoder loss: pointwise (binary cross-entropy; default) or "
                     "listwise (softmax over a positive and its query's negatives)")
 
+    _add_reproduce(sub)
+
     sp = sub.add_parser("tasks", help="the tasks, their pipelines and measures")
     sp.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -179,6 +181,38 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("--timeout", type=float, default=5.0,
                     help="seconds per symbolic (LaTeX) check (default: 5)")
     return p
+
+
+def _add_reproduce(sub) -> None:
+    """``mathir reproduce worldtree``: train a headline's models, evaluate, write the table."""
+    sp = sub.add_parser("reproduce", help="train a headline's models with fixed seeds, evaluate "
+                        "them and write its table (needs mathir[neural])")
+    sp.add_argument("target", choices=("worldtree",),
+                    help="worldtree: the bi-encoder and the two cross-encoder stages of "
+                    "docs/worldtree.md; ltr-dense, ltr-crossencoder, ltr-dense-crossencoder")
+    sp.add_argument("--data", help="the WorldTree distribution (default: the embedded sample, "
+                    "a test of the command, not the headline)")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--seeds", type=int, default=3, metavar="N",
+                   help="train and evaluate seeds 0..N-1 (default: 3)")
+    g.add_argument("--seed", type=int, action="append", metavar="S",
+                   help="this seed instead (repeatable)")
+    sp.add_argument("--models", default="models/reproduce", metavar="DIR",
+                    help="trained models, each with its manifest; reused when the manifest "
+                    "matches (default: models/reproduce, ignored by git)")
+    sp.add_argument("--out", default="runs/reproduce", metavar="DIR",
+                    help="runs and the table: worldtree.md and worldtree.json "
+                    "(default: runs/reproduce)")
+    sp.add_argument("--no-test", action="store_true", help="evaluate on Dev only")
+    sp.add_argument("--ensemble", action="store_true",
+                    help="also the seed ensemble (every seed's models, scores averaged)")
+    sp.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    sp.add_argument("--quiet", action="store_true", help="no progress lines, no library warnings")
+    # Tiny configurations (tests, smoke runs): a few questions, steps and word pieces.
+    sp.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    sp.add_argument("--max-questions", type=int, help=argparse.SUPPRESS)
+    sp.add_argument("--max-steps", type=int, help=argparse.SUPPRESS)
+    sp.add_argument("--sequential", action="store_true", help=argparse.SUPPRESS)
 
 
 def _add_own_pipelines(sp) -> None:
@@ -434,6 +468,33 @@ def _cmd_train_reranker(args) -> None:
 
 
 COMMANDS["train-reranker"] = _cmd_train_reranker
+
+
+def _cmd_reproduce(args) -> None:
+    import json
+
+    from mathir.reproduce import markdown_tables, reproduce_worldtree
+
+    if args.seeds < 1:
+        raise InputError("--seeds must be at least 1")
+    for name in ("max_questions", "max_steps"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1")
+    report = reproduce_worldtree(
+        args.data, seeds=args.seed or list(range(args.seeds)), models_dir=args.models,
+        out=args.out, evaluate=("dev",) if args.no_test else ("dev", "test"),
+        ensemble=args.ensemble, parallel=not args.sequential, smoke=args.smoke,
+        max_questions=args.max_questions, max_steps=args.max_steps,
+        progress=(lambda line: None) if args.quiet else None)
+    if args.json:
+        print(json.dumps(report))
+        return
+    print(markdown_tables(report))
+    for what, path in report["files"].items():
+        print(f"{what}: {path}", file=sys.stderr)
+
+
+COMMANDS["reproduce"] = _cmd_reproduce
 
 
 class Terminated(BaseException):

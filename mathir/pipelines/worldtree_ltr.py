@@ -79,6 +79,28 @@ def lemma_analyzer(lemmas: Mapping[str, str]):
     return analyze
 
 
+def encode_float64(encoder, texts: list[str]) -> np.ndarray:
+    """``encoder.encode(texts)`` as float64 unit vectors, whatever the float type the
+    encoder returns.
+
+    The ``minilm`` features are cosines, and LambdaMART turns a difference in their last
+    bits into other trees: computed in float32 (what sentence-transformers returns
+    today), Dev ``ltr-minilm`` scores MAP 0.5216; from the same embeddings in float64,
+    0.5239, the figure of docs/worldtree.md measured with an earlier library stack. In
+    float64 the features do not depend on the type an encoder library hands back.
+
+    >>> class Half:
+    ...     def encode(self, texts):
+    ...         return np.ones((len(texts), 4), dtype=np.float16)
+    >>> v = encode_float64(Half(), ["a"])
+    >>> v.dtype, v.tolist()
+    (dtype('float64'), [[0.5, 0.5, 0.5, 0.5]])
+    """
+    from mathir.models import unit_vectors
+
+    return unit_vectors(np.asarray(encoder.encode(list(texts)), dtype=np.float64))
+
+
 class ExplanationStatistics:
     """What the Train explanations say about the facts of a :class:`FactIndex`.
 
@@ -111,11 +133,10 @@ class ExplanationStatistics:
         self.table_size = np.bincount(self.table, minlength=len(self.table_names))
 
     def encoded(self, encoder) -> np.ndarray:
-        """The Train questions (question + answer) as unit vectors under ``encoder``."""
-        from mathir.models import unit_vectors
-
+        """The Train questions (question + answer) as unit vectors under ``encoder``
+        (float64, see :func:`encode_float64`)."""
         if self._encoded is None or self._encoded[0] is not encoder:
-            self._encoded = encoder, unit_vectors(encoder.encode(self.texts))
+            self._encoded = encoder, encode_float64(encoder, self.texts)
         return self._encoded[1]
 
     def neighbour_votes(self, sim: np.ndarray, qids: Sequence[str], k: int) -> np.ndarray:
@@ -208,12 +229,10 @@ class FactFeatures(pt.Transformer):
 
     def _semantic(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Cosines of ``texts`` with every fact and with every Train question under the
-        encoder (facts and Train questions encoded once per encoder)."""
-        from mathir.models import unit_vectors
-
-        facts = derived(self, "_fact_vectors", (self.encoder,), lambda: unit_vectors(
-            self.encoder.encode(self.index.facts["text"].tolist())))
-        queries = unit_vectors(self.encoder.encode(texts))
+        encoder (facts and Train questions encoded once per encoder), in float64."""
+        facts = derived(self, "_fact_vectors", (self.encoder,), lambda: encode_float64(
+            self.encoder, self.index.facts["text"].tolist()))
+        queries = encode_float64(self.encoder, texts)
         return queries @ facts.T, queries @ self.stats.encoded(self.encoder).T
 
     def _lexical(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -339,15 +358,23 @@ class RankerSettings:
     seed: int = 0
 
 
+#: LightGBM threads of :func:`train_ranker`: a fixed number rather than 0 (OpenMP's
+#: default, the machine's core count), since LightGBM's ``deterministic`` mode promises the
+#: same trees for the same parameters only. (On the WorldTree Train features 1, 2, 3, 8 and
+#: 16 threads gave identical trees and scores; tests/test_reproduce.py checks 1 against 2.)
+RANKER_THREADS = 2
+
+
 def train_ranker(candidates: pd.DataFrame, qrels: pd.DataFrame,
-                 settings: RankerSettings | None = None, threads: int = 0,
+                 settings: RankerSettings | None = None, threads: int = RANKER_THREADS,
                  names: Sequence[str] = FEATURES):
     """Fit LambdaMART on a :class:`FactFeatures` frame; gold facts (``qrels``) are label 1.
 
     ``names``: the feature names (:attr:`FactFeatures.names`).
 
-    Deterministic for a given input (LightGBM's ``deterministic`` mode, fixed seed).
-    Returns a ``lightgbm.Booster``.
+    Deterministic for a given input (LightGBM's ``deterministic`` mode with row-wise
+    histograms, a fixed seed and a fixed number of ``threads``, whatever the machine's
+    core count). Returns a ``lightgbm.Booster``.
     """
     import lightgbm as lgb
 
@@ -601,16 +628,109 @@ def ltr_minilm(index: FactIndex, train: str | Path | None = None,
     return ltr(index, train, semantic=True, verbose=verbose)
 
 
-def _model(model: str | Path | None, pipeline: str, kind: str) -> str:
+def _model(model: str | Path | Sequence[str | Path] | None, pipeline: str,
+           kind: str) -> str | tuple[str, ...]:
+    """A model path, or a tuple of them (a seed ensemble); InputError when there is none."""
     if not model:
         option = "--cross-encoder" if kind == "cross-encoder" else "--bi-encoder"
         raise InputError(f"{pipeline} needs a {kind} model: pass {option} PATH (train one with "
                          f"`mathir train-reranker worldtree --split train --kind {kind}`)")
-    return str(model)
+    return str(model) if isinstance(model, (str, Path)) else tuple(str(m) for m in model)
 
 
-def ltr_reranked(index: FactIndex, bi_encoder: str | Path | None = None,
-                 cross_encoder: str | Path | None = None, dense_weight: float = DENSE_WEIGHT,
+def _models(model: str | Path | Sequence[str | Path]) -> list[str]:
+    return [str(model)] if isinstance(model, (str, Path)) else [str(m) for m in model]
+
+
+class EnsembleBiEncoder:
+    """Several bi-encoders as one (a seed ensemble), for :class:`BiEncoderScorer` and
+    :class:`DenseCandidates`.
+
+    A text's vector is the concatenation of its unit vectors under each model divided by
+    the square root of their number: the dot product of two such vectors is the mean of
+    the models' cosines, and the vector has length 1.
+
+    >>> class Constant:  # stands for a BiEncoder: one query vector, one text vector
+    ...     batch_size = 8
+    ...     def __init__(self, q, d):
+    ...         self.st, self.q, self.d = self, np.array(q, float), np.array(d, float)
+    ...     def encode_queries(self, texts, batch_size):
+    ...         return np.tile(self.q, (len(texts), 1))
+    ...     def encode_docs(self, texts, batch_size):
+    ...         return np.tile(self.d, (len(texts), 1))
+    >>> ens = EnsembleBiEncoder([Constant([1, 0], [1, 0]), Constant([1, 0], [0, 2])])
+    >>> q, d = ens.st.encode_queries(["q"]), ens.st.encode_docs(["d"])
+    >>> round(float(q[0] @ d[0]), 6), round(float(np.linalg.norm(d[0])), 6)  # cosines 1, 0
+    (0.5, 1.0)
+    """
+
+    def __init__(self, encoders: Sequence):
+        if not encoders:
+            raise ValueError("an ensemble needs at least one bi-encoder")
+        self.encoders = list(encoders)
+        self.batch_size = self.encoders[0].batch_size
+
+    def __repr__(self) -> str:
+        return f"EnsembleBiEncoder([{', '.join(repr(e) for e in self.encoders)}])"
+
+    @property
+    def st(self) -> EnsembleBiEncoder:
+        """Itself: it offers ``encode_queries`` and ``encode_docs`` as pyterrier-dr does."""
+        return self
+
+    def _joined(self, method: str, texts: list[str], batch_size: int | None) -> np.ndarray:
+        from mathir.models import unit_vectors
+
+        parts = [unit_vectors(np.asarray(getattr(e.st, method)(list(texts),
+                                                               batch_size=batch_size or
+                                                               e.batch_size)))
+                 for e in self.encoders]
+        return np.hstack(parts) / np.sqrt(len(parts))
+
+    def encode_queries(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        return self._joined("encode_queries", texts, batch_size)
+
+    def encode_docs(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        return self._joined("encode_docs", texts, batch_size)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self.encode_docs(list(texts))
+
+
+class MeanScore(pt.Transformer):
+    """Each row's score is the mean of several scorers' scores (a seed ensemble of
+    cross-encoders: their logits averaged).
+
+    >>> one = pt.apply.doc_score(lambda row: 1.0)
+    >>> three = pt.apply.doc_score(lambda row: 3.0)
+    >>> res = pd.DataFrame({"qid": ["1"], "query": ["q"], "docno": ["d"], "score": [0.0]})
+    >>> MeanScore([one, three])(res)["score"].tolist()
+    [2.0]
+    """
+
+    def __init__(self, scorers: Sequence[pt.Transformer]):
+        if not scorers:
+            raise ValueError("MeanScore needs at least one scorer")
+        self.scorers = list(scorers)
+
+    def __repr__(self) -> str:
+        return f"MeanScore([{', '.join(repr(s) for s in self.scorers)}])"
+
+    def transform(self, res: pd.DataFrame) -> pd.DataFrame:
+        if res.empty:
+            return res.assign(score=pd.Series(dtype=float))
+        keys = pd.MultiIndex.from_frame(res[["qid", "docno"]])
+        total = np.zeros(len(res))
+        for scorer in self.scorers:
+            scored = scorer.transform(res.copy())
+            total += scored.set_index(["qid", "docno"])["score"].reindex(keys).to_numpy(
+                dtype=np.float64)
+        return pt.model.add_ranks(res.assign(score=total / len(self.scorers)))
+
+
+def ltr_reranked(index: FactIndex, bi_encoder: str | Path | Sequence[str | Path] | None = None,
+                 cross_encoder: str | Path | Sequence[str | Path] | None = None,
+                 dense_weight: float = DENSE_WEIGHT,
                  cross_weight: float = CROSS_WEIGHT, depth: int = RERANK_DEPTH,
                  dense_candidates: int = DENSE_CANDIDATES, train: str | Path | None = None,
                  verbose: bool = False) -> pt.Transformer:
@@ -620,7 +740,10 @@ def ltr_reranked(index: FactIndex, bi_encoder: str | Path | None = None,
     (a model left as ``None`` is not used). With a bi-encoder, its own
     ``dense_candidates`` nearest facts join the reranked rows (:class:`DenseCandidates`).
     Both models are fine-tuned on Train by ``mathir train-reranker worldtree --split
-    train``; the weights, ``depth`` and ``dense_candidates`` were chosen on Dev.
+    train``; the weights, ``depth`` and ``dense_candidates`` were chosen on Dev. A
+    sequence of models is a seed ensemble: the bi-encoders' cosines averaged
+    (:class:`EnsembleBiEncoder`, which also finds the dense candidates), the
+    cross-encoders' scores averaged (:class:`MeanScore`).
     """
     from mathir.pipelines.neural import BiEncoderScorer, CrossEncoderScorer, load_bi_encoder
     from mathir.pipelines.worldtree import CompleteRanking, ExplanationQuery
@@ -633,32 +756,38 @@ def ltr_reranked(index: FactIndex, bi_encoder: str | Path | None = None,
     scorers = {}
     pipeline = ExplanationQuery() >> ff >> LearnedRanker(booster) >> AddFactText(index)
     if bi_encoder is not None:
-        dense = BiEncoderScorer(load_bi_encoder(bi_encoder))
+        encoders = [load_bi_encoder(m) for m in _models(bi_encoder)]
+        dense = BiEncoderScorer(encoders[0] if len(encoders) == 1 else
+                                EnsembleBiEncoder(encoders))
         scorers["dense"] = (dense, dense_weight)
         if dense_candidates > 0:
             pipeline = pipeline >> DenseCandidates(index, dense, k=dense_candidates)
     if cross_encoder is not None:
-        scorers["crossencoder"] = (CrossEncoderScorer(cross_encoder, max_length=128,
-                                                      verbose=verbose), cross_weight)
+        cross = [CrossEncoderScorer(m, max_length=128, verbose=verbose)
+                 for m in _models(cross_encoder)]
+        scorers["crossencoder"] = (cross[0] if len(cross) == 1 else MeanScore(cross),
+                                   cross_weight)
     return pipeline >> ScoreFusion(scorers, depth=depth) >> CompleteRanking(index)
 
 
-def ltr_dense(index: FactIndex, bi_encoder: str | Path | None = None,
+def ltr_dense(index: FactIndex, bi_encoder: str | Path | Sequence[str | Path] | None = None,
               verbose: bool = False) -> pt.Transformer:
     """``ltr`` fused with a Train-fine-tuned bi-encoder (``--bi-encoder``; ``ltr-dense``)."""
     return ltr_reranked(index, bi_encoder=_model(bi_encoder, "ltr-dense", "bi-encoder"),
                         verbose=verbose)
 
 
-def ltr_crossencoder(index: FactIndex, cross_encoder: str | Path | None = None,
+def ltr_crossencoder(index: FactIndex,
+                     cross_encoder: str | Path | Sequence[str | Path] | None = None,
                      verbose: bool = False) -> pt.Transformer:
     """``ltr`` fused with a Train-trained cross-encoder (``--cross-encoder``)."""
     return ltr_reranked(index, cross_encoder=_model(cross_encoder, "ltr-crossencoder",
                                                     "cross-encoder"), verbose=verbose)
 
 
-def ltr_dense_crossencoder(index: FactIndex, bi_encoder: str | Path | None = None,
-                           cross_encoder: str | Path | None = None,
+def ltr_dense_crossencoder(index: FactIndex,
+                           bi_encoder: str | Path | Sequence[str | Path] | None = None,
+                           cross_encoder: str | Path | Sequence[str | Path] | None = None,
                            verbose: bool = False) -> pt.Transformer:
     """``ltr`` fused with both models (``--bi-encoder`` and ``--cross-encoder``)."""
     return ltr_reranked(

@@ -1,0 +1,236 @@
+"""`mathir reproduce worldtree`: seeded training gives the same weights, models are reused
+only when their manifest matches, and the command runs end to end on the sample."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mathir.models import extra_available
+from mathir.reproduce import (
+    WORLDTREE_RECIPES,
+    model_key,
+    summarise,
+    train_model,
+    weights_checksum,
+    why_not_done,
+)
+from mathir.storage import read_manifest, write_manifest
+
+# --- LambdaMART: the trees do not depend on the thread count ---------------------------
+
+
+def _ltr_frame(n_queries: int = 40, depth: int = 30, seed: int = 0):
+    from mathir.pipelines.worldtree_ltr import FEATURES
+
+    rng = np.random.default_rng(seed)
+    rows, gold = [], []
+    for q in range(n_queries):
+        x = rng.normal(size=(depth, len(FEATURES)))
+        x[:, FEATURES.index("table")] = rng.integers(0, 5, size=depth)
+        for r in range(depth):
+            rows.append((f"q{q}", f"d{r}", r, x[r]))
+        gold += [(f"q{q}", f"d{r}") for r in np.argsort(-x[:, 0])[:3]]
+    frame = pd.DataFrame(rows, columns=["qid", "docno", "rank", "features"])
+    return frame, pd.DataFrame(gold, columns=["qid", "docno"])
+
+
+def test_lambdamart_gives_the_same_scores_on_any_number_of_threads():
+    from mathir.pipelines.worldtree_ltr import RANKER_THREADS, RankerSettings, train_ranker
+
+    frame, qrels = _ltr_frame()
+    x = np.stack(frame["features"].to_numpy())
+    settings = RankerSettings(rounds=40, min_data_in_leaf=5)
+    scores = [train_ranker(frame, qrels, settings, threads=t).predict(x) for t in (1, 2, 3)]
+    assert scores[0].std() > 0  # it learned something
+    assert all(np.array_equal(scores[0], s) for s in scores[1:])
+    # The default is a fixed number, not 0 (OpenMP's default: the machine's core count).
+    assert RANKER_THREADS > 0
+
+
+class _HashEncoder:
+    """A stand-in for MiniLM: a fixed pseudo-random vector per text, in ``dtype``."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def encode(self, texts):
+        import zlib
+
+        return np.stack([np.random.default_rng(zlib.crc32(t.encode())).normal(size=16)
+                         .astype(np.float32) for t in texts]).astype(self.dtype)
+
+
+def test_semantic_features_do_not_depend_on_the_float_type_the_encoder_returns(tmp_path):
+    # The drift of Dev ltr-minilm (0.5216 here against 0.5239 in the docs): the same
+    # MiniLM embeddings, handed back as float32 by today's libraries and as float64 by
+    # the stack the docs were measured with, gave cosines that differ in their last bits,
+    # and LambdaMART other trees. The features are now computed in float64 either way.
+    from mathir.indexing.worldtree import FactIndex
+    from mathir.pipelines.worldtree import ExplanationQuery
+    from mathir.pipelines.worldtree_ltr import ExplanationStatistics, FactFeatures
+    from mathir.qrels.worldtree import qrels_from_topics
+    from mathir.samples import worldtree_sample
+    from mathir.topics.worldtree import read_questions
+
+    sample = worldtree_sample()
+    index = FactIndex.build(sample.tables, tmp_path / "facts", quiet=True)
+    train = read_questions(sample.questions("Train"), explained_only=True)
+    qrels = qrels_from_topics(train, sample.questions("Train"))
+    dev = ExplanationQuery()(read_questions(sample.questions("Dev"), explained_only=True))
+    features = []
+    for dtype in (np.float32, np.float64):
+        stats = ExplanationStatistics(index, train, qrels)
+        ff = FactFeatures(index, stats, encoder=_HashEncoder(dtype))
+        features.append(np.stack(ff.transform(dev)["features"].to_numpy()))
+    semantic = [ff.names.index(n) for n in ("minilm", "knn_minilm10", "knn_minilm50")]
+    assert features[0][:, semantic].std() > 0
+    assert np.array_equal(features[0], features[1])
+
+
+# --- resumable models -------------------------------------------------------------------
+
+
+def _fake_model(path: Path, key: dict, weights: bytes = b"weights") -> Path:
+    path.mkdir(parents=True)
+    (path / "model.safetensors").write_bytes(weights)
+    write_manifest(path, {"kind": "mathir-bi-encoder", "reproduce": key,
+                          "weights_sha256": weights_checksum(path)})
+    return path
+
+
+def test_a_model_counts_as_done_only_when_its_manifest_matches(tmp_path):
+    key = model_key(WORLDTREE_RECIPES[0], 0, "pairs", "train", "base", "cpu")
+    model = _fake_model(tmp_path / "seed0" / "bi", key)
+    assert why_not_done(model, key) is None
+    other = model_key(WORLDTREE_RECIPES[0], 1, "pairs", "train", "base", "cpu")
+    assert why_not_done(model, other) == "changed: seed"
+    moved = model_key(WORLDTREE_RECIPES[0], 0, "other pairs", "train", "other base", "cpu")
+    assert why_not_done(model, moved) == "changed: base_weights_sha256, training_pairs_sha256"
+    recipe = dataclasses.replace(WORLDTREE_RECIPES[0], learning_rate=2e-5)
+    assert why_not_done(model, model_key(recipe, 0, "pairs", "train", "base", "cpu")) == \
+        "changed: recipe"
+    # Weights changed after the manifest was written (a copy cut short, an edit).
+    (model / "model.safetensors").write_bytes(b"other")
+    assert "weight files differ" in why_not_done(model, key)
+    # A model trained by `mathir train-reranker` (no reproduce entry) is not taken.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    write_manifest(plain, {"kind": "mathir-bi-encoder"})
+    assert "no reproduce entry" in why_not_done(plain, key)
+
+
+def test_a_half_written_model_is_never_taken_for_a_finished_one(tmp_path):
+    key = model_key(WORLDTREE_RECIPES[1], 0, "pairs", "train", "base", "cpu")
+    # What a killed training leaves: its temporary sibling, complete or not.
+    _fake_model(tmp_path / ".ce1.4242-1a2b3c4d.x9q1.tmp", key)
+    assert why_not_done(tmp_path / "ce1", key) == "not trained yet"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seeds", "0"], "error: --seeds must be at least 1"),
+    (["--max-steps", "0"], "error: --max-steps must be at least 1"),
+])
+def test_reproduce_user_errors_are_one_line_before_any_work(argv, message, tmp_path, capsys):
+    from mathir.cli import main
+
+    assert main(["reproduce", "worldtree", "--models", str(tmp_path / "m"), *argv]) == 2
+    assert capsys.readouterr().err.strip() == message
+    assert not (tmp_path / "m").exists()
+
+
+def test_summary_is_the_mean_and_sample_deviation_over_seeds():
+    runs = {"test": {"seed0": {"p": {"MAP": 0.56}}, "seed1": {"p": {"MAP": 0.58}},
+                     "seed2": {"p": {"MAP": 0.57}}, "ensemble": {"p": {"MAP": 0.59}}}}
+    row = summarise(runs, [0, 1, 2])["test"]["p"]
+    assert (row["mean"], row["sd"], row["min"], row["ensemble"]) == (0.57, 0.01, 0.56, 0.59)
+
+
+# --- seeded training: same seed, same weights ------------------------------------------
+
+needs_neural = pytest.mark.skipif(not extra_available("neural"),
+                                  reason="needs the neural extra (torch, sentence-transformers)")
+
+
+@pytest.fixture(scope="module")
+def sample_pairs(tmp_path_factory):
+    """Training pairs of the embedded sample's Train questions (TF-IDF negatives)."""
+    from mathir.pipelines.reranker_training import task_training_pairs
+    from mathir.tasks import get_task
+
+    task = get_task("worldtree")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path_factory.mktemp("pairs"))  # the index cache goes there
+        pairs = task_training_pairs(task, [task.data(None, "train")], negatives_per_positive=1,
+                                    first_stage="tfidf", quiet=True)
+    assert pairs["label"].nunique() == 2
+    return pairs
+
+
+@needs_neural
+@pytest.mark.parametrize("recipe", WORLDTREE_RECIPES[:2], ids=lambda r: r.kind)
+def test_same_seed_gives_identical_weights_another_seed_other_weights(recipe, sample_pairs,
+                                                                      tmp_path):
+    from mathir.models import resolve_model
+
+    tiny = dataclasses.replace(recipe, max_steps=2, max_length=32, batch_size=4)
+    key = {"test": True}
+    trained = {name: train_model(tiny, sample_pairs, tmp_path / name, seed, key)
+               for name, seed in (("a", 0), ("b", 0), ("c", 1))}
+    sums = {name: read_manifest(path)["weights_sha256"] for name, path in trained.items()}
+    assert sums["a"] == sums["b"] != sums["c"]
+    assert sums["a"] == weights_checksum(trained["a"])  # the manifest tells the truth
+    assert sums["a"] != weights_checksum(resolve_model(None))  # and training moved them
+    manifest = read_manifest(trained["a"])
+    assert manifest["reproduce"] == key and manifest["steps"] == 2 and manifest["seed"] == 0
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary left behind
+
+
+@needs_neural
+def test_a_seed_ensemble_of_one_model_twice_ranks_like_the_model(tmp_path):
+    from mathir.experiment import run_experiment
+    from mathir.models import resolve_model
+
+    model = resolve_model(None)  # the packaged MiniLM, as a bi-encoder
+    tables = [run_experiment("worldtree", pipelines=["ltr-dense"], out=tmp_path / str(i),
+                             quiet=True, options={"bi_encoder": m}).table.loc["ltr-dense"]
+              for i, m in enumerate((model, (model, model)))]
+    pd.testing.assert_series_equal(tables[0], tables[1], atol=1e-4)
+
+
+@needs_neural
+@pytest.mark.slow
+def test_reproduce_command_end_to_end_then_resumes(tmp_path, monkeypatch, capsys):
+    from mathir.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    args = ["reproduce", "worldtree", "--seeds", "1", "--smoke", "--no-test",
+            "--models", "m", "--out", "o", "--json"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["smoke"] and report["seeds"] == [0] and report["splits"] == ["dev"]
+    assert set(report["runs"]["dev"]["seed0"]) == {"ltr-dense", "ltr-crossencoder",
+                                                   "ltr-dense-crossencoder"}
+    assert set(report["reference"]) == {"ltr", "ltr-minilm"}
+    # Trained in subprocesses (the bi-encoder and stage 1 side by side), then stage 2.
+    assert err.count("training in process") == 3
+    models = report["models"]["0"]
+    assert models["ce2"]["manifest"]["base"] == str(Path(models["ce1"]["path"]).resolve())
+    assert models["ce2"]["manifest"]["reproduce"]["base_weights_sha256"] == \
+        models["ce1"]["manifest"]["weights_sha256"]
+    assert (tmp_path / "o" / "worldtree.md").read_text().startswith("| pipeline |")
+    assert report["test_evaluations"]["computed_now"] == []
+    # Again: every model and every run reused, the same figures.
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    again = json.loads(out)
+    assert err.count("reused (") == 3 and "training in process" not in err
+    assert again["runs"] == report["runs"]
+    assert again["models"]["0"]["bi"]["manifest"] == models["bi"]["manifest"]
