@@ -8,6 +8,7 @@ visual id in it; runs are evaluated the official way (visual-id dedup, prime mea
 against the visual-id qrels restricted to the pool, so a perfect ranking scores 1.
 
     python benchmarks/arqmath_formula_pool.py --json [--data ../shared/data/arqmath]
+        [--scoring bm25-impacts [--shards 3]]
 
 Prints per year and overall nDCG', MAP', P'@10 per pipeline, and the parse-fallback
 counts of the pool and of the query formulas.
@@ -26,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
-from mathir.indexing.formula_index import FormulaIndex
+from mathir.indexing.formula_index import SCORINGS, FormulaIndex
 from mathir.indexing.formula_tsv import iter_formula_index
 from mathir.pipelines.formula import formula_tuples, formula_words
 from mathir.qrels.arqmath import read_qrels
@@ -60,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--scoring", choices=SCORINGS, default="bm25",
+                    help="the formula index's scoring (bm25-impacts: BM25 impacts in shards)")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="with --scoring bm25-impacts: shards of the pool (the same ranking)")
     args = ap.parse_args(argv)
     if not (args.data / "collection_sample").is_dir():
         print(f"error: no ARQMath data at {args.data}", file=sys.stderr)
@@ -69,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp)
         pool, qrels = build_pool(args.data, tmp)
         t0 = time.perf_counter()
-        index = FormulaIndex.build(pool, tmp / "index", quiet=True)
+        index = FormulaIndex.build(pool, tmp / "index", quiet=True, scoring=args.scoring,
+                                   shards=args.shards)
+        result["scoring"], result["shards"] = args.scoring, args.shards
         result["index_seconds"] = round(time.perf_counter() - t0, 2)
         result["pool_formulas"] = index.num_docs
         result["pool_fallbacks"] = index.fallbacks

@@ -94,11 +94,18 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     common(sp)
     sp.add_argument("--index", required=True, help="index directory")
     sp.add_argument("--shards", type=int, default=None, metavar="N",
-                    help="index N slices of the collection side by side and merge them "
-                         "(the same index; arqmath-task2)")
+                    help="index N slices of the collection side by side: arqmath-task2 "
+                         "merges them into the same index (or keeps them, with --scoring "
+                         "bm25-impacts); arqmath-task1 keeps them (with --scoring "
+                         "bm25-impacts)")
     sp.add_argument("--ray", default=None, metavar="ADDRESS",
                     help="with --shards: index the slices as Ray tasks ('auto', an address, "
                          "or 'local')")
+    sp.add_argument("--scoring", choices=("bm25", "bm25-impacts"), default=None,
+                    help="arqmath-task1 and -task2: bm25 (default for a new index; BM25 "
+                         "computed when searching) or bm25-impacts (the shards kept and "
+                         "searched side by side, BM25 impacts from the whole collection: "
+                         "the same ranking for any N); default: an existing index's")
 
     sp = sub.add_parser("run", help="run one pipeline and write its run file")
     sp.add_argument("task")
@@ -351,8 +358,8 @@ def _cmd_index(args) -> None:
         raise InputError("--ray indexes shards: give --shards N too")
     if args.shards is not None and args.shards < 1:
         raise InputError(f"--shards must be at least 1, not {args.shards}")
-    options = {k: v for k, v in (("shards", args.shards), ("ray_address", args.ray))
-               if v is not None}
+    options = {k: v for k, v in (("shards", args.shards), ("ray_address", args.ray),
+                                 ("scoring", args.scoring)) if v is not None}
     idx = task.index(_data(task, args), args.index, quiet=args.quiet, **options)
     print(f"{idx.path}: {idx.num_docs} documents")
 

@@ -50,13 +50,33 @@ def test_index_in_shards(tmp_path, capsys):
                 (tmp_path / "one" / rep / name).read_bytes()
 
 
+@pytest.mark.parametrize("task,pipeline", [("arqmath-task2", "formula-tuples"),
+                                           ("arqmath-task1", "bm25")])
+def test_impact_shards_write_the_run_of_one_and_stay_impacts(task, pipeline, tmp_path, capsys):
+    runs = []
+    for name, shards in (("one", "1"), ("three", "3")):
+        index = tmp_path / name
+        assert main(["index", task, "--index", str(index), "--shards", shards,
+                     "--scoring", "bm25-impacts", "--quiet"]) == 0
+        (tmp_path / name / "runs").mkdir()
+        out = tmp_path / name / "runs" / "run.tsv"
+        # `run` opens the index as it is: it does not build a bm25 index in its place.
+        assert main(["run", task, "--pipeline", pipeline, "--index", str(index),
+                     "--out", str(out), "--quiet"]) == 0
+        assert json.loads((index / "manifest.json").read_text())["scoring"] == "bm25-impacts"
+        runs.append(out.read_bytes())
+    assert runs[0] == runs[1] and len(runs[0].splitlines()) > 100
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["evaluate", "arqmath-task1", "--qrels", "/no/qrels.tsv", "x.tsv"], "error: /no/qrels.tsv: file not found"),
     (["experiment", "no-such-task"], "error: unknown task 'no-such-task'"),
     (["experiment", "arqmath-task1", "--pipelines", "bm26"], "error: unknown pipeline 'bm26'"),
     (["experiment", "arqmath-task1", "--data", "/no/dir"], "error: /no/dir: data directory not found"),
     (["index", "arqmath-task1", "--index", "i", "--shards", "2"],
-     "error: arqmath-task1's index has no option shards"),
+     "error: answer shards are kept and searched side by side"),
+    (["index", "worldtree", "--index", "i", "--shards", "2"],
+     "error: worldtree's index has no option shards"),
     (["index", "arqmath-task2", "--index", "i", "--ray", "local"], "error: --ray indexes shards"),
     (["index", "arqmath-task2", "--index", "i", "--shards", "0"], "error: --shards must be at least 1"),
 ])

@@ -1,6 +1,7 @@
 """The Task 1 answer index: answer posts in PISA (BM25) and scikit-learn TF-IDF.
 
-An index directory holds ``pisa/``, ``tfidf/``, ``meta.tsv`` (docno, thread id),
+An index directory holds ``pisa/`` (with ``scoring="bm25-impacts"``: ``pisa/shard-<i>/``,
+see :meth:`AnswerIndex.build`), ``tfidf/``, ``meta.tsv`` (docno, thread id),
 ``manifest.json`` (what it was built from) and ``pt_meta.json`` (what ``pt.Artifact.load``
 reads). It is built in a temporary directory and renamed into place, and reused when the
 manifest matches the input and parameters (:func:`mathir.storage.build_or_reuse`).
@@ -8,20 +9,24 @@ manifest matches the input and parameters (:func:`mathir.storage.build_or_reuse`
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import sys
+import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pyterrier as pt
 from tqdm.auto import tqdm
 
 from mathir.errors import InputError
 from mathir.indexing.html_text import html_to_text
+from mathir.indexing.id_arrays import IdColumnWriter, IdLookup
 from mathir.indexing.mse_posts import Post, iter_posts
+from mathir.indexing.native_output import native_output_to
+from mathir.indexing.pisa_impacts import ImpactShards
 from mathir.indexing.tfidf import TfidfIndex
 from mathir.indexing.thread_html import iter_thread_posts
 from mathir.storage import (
@@ -39,6 +44,10 @@ STEMMER = "porter2"
 # BM25's (k1, b) in mathir's pipelines (mathir.pipelines.lexical.bm25 and the formula
 # retrievers): a build compiles their block-max data, so that searching writes nothing.
 BM25_DEFAULTS = (1.2, 0.75)
+#: ``bm25``: one PISA index, BM25 computed when searching (any k1, b); ``bm25-impacts``:
+#: shards of BM25 impacts from the whole collection, searched side by side
+#: (:mod:`mathir.indexing.pisa_impacts`).
+SCORINGS = ("bm25", "bm25-impacts")
 
 
 @dataclass(frozen=True)
@@ -110,36 +119,6 @@ class AnswerCollection:
                 title = titles.get(post.parent_id or "", "")
                 text = f"{title} {text}" if title else text
             yield {"docno": post.post_id, "text": text, "thread_id": post.thread_id}
-
-
-@contextlib.contextmanager
-def native_output_to(log: Path):
-    """Send the C++ library's own progress output (fd 1 and 2) to a log file.
-
-    PISA prints hundreds of progress lines to the terminal; we show one tqdm bar instead
-    (written to a duplicate of the original stderr, so it stays visible). Where the log
-    cannot be written (a read-only index being searched), the output is discarded.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    except OSError:
-        fd = os.open(os.devnull, os.O_WRONLY)
-    saved = os.dup(1), os.dup(2)
-    visible = os.fdopen(os.dup(saved[1]), "w", buffering=1)
-    try:
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        yield visible
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for x in (*saved, fd):
-            os.close(x)
-        visible.close()
 
 
 def _fmt_double(x: float) -> str:
@@ -236,6 +215,7 @@ class AnswerIndex(pt.Artifact):
             raise InputError("not a mathir answer index (no manifest.json)", path=self.path)
         self._pisa = None
         self._tfidf = None
+        self._lookup = None
 
     @property
     def num_docs(self) -> int:
@@ -248,8 +228,42 @@ class AnswerIndex(pt.Artifact):
             return [line.split("\t", 1)[0] for line in f]
 
     @property
+    def scoring(self) -> str:
+        """``bm25`` (one PISA index) or ``bm25-impacts`` (shards, :meth:`impact_shards`)."""
+        return self.manifest.get("scoring", "bm25")
+
+    @property
+    def impacts(self) -> dict:
+        """How a ``bm25-impacts`` index's impacts were computed (k1, b, levels, the
+        collection's statistics, each shard's answers)."""
+        if self.scoring != "bm25-impacts":
+            raise InputError("this answer index scores BM25 when searching: it has no "
+                             "impacts (build it with scoring='bm25-impacts')", path=self.path)
+        return self.manifest["impacts"]
+
+    def positions(self, docnos) -> np.ndarray:
+        """Position of each answer id in index order; -1 when not indexed."""
+        if self._lookup is None:
+            column = IdColumnWriter()
+            for docno in self.docnos():
+                column.add(docno)
+            self._lookup = IdLookup.of(column.values())
+        return self._lookup.positions(docnos)
+
+    def impact_shards(self, query_algorithm: str = "maxscore") -> ImpactShards:
+        """The shards of a ``bm25-impacts`` index, searched side by side and merged into
+        the unsharded ranking."""
+        shards = [self.path / "pisa" / f"shard-{i}"
+                  for i in range(len(self.impacts["shard_docs"]))]
+        return ImpactShards(shards, self.positions, self.impacts["levels"], stemmer=STEMMER,
+                            query_algorithm=query_algorithm)
+
+    @property
     def pisa(self):
-        """The ``pyterrier_pisa.PisaIndex`` of the answers."""
+        """The ``pyterrier_pisa.PisaIndex`` of the answers (``bm25`` scoring)."""
+        if self.scoring != "bm25":
+            raise InputError(f"this answer index is in shards of {self.scoring}: search it "
+                             "with impact_shards()", path=self.path)
         if self._pisa is None:
             self._pisa = pisa_index(self.path / "pisa", stemmer=STEMMER, text_field="text",
                                     threads=1)
@@ -264,8 +278,19 @@ class AnswerIndex(pt.Artifact):
 
     @classmethod
     def build(cls, collection: AnswerCollection | str | Path, path: str | Path, *,
-              with_title: bool = True, overwrite: bool = False, quiet: bool = False) -> AnswerIndex:
+              with_title: bool = True, overwrite: bool = False, quiet: bool = False,
+              shards: int = 1, scoring: str | None = None,
+              ray_address: str | None = None) -> AnswerIndex:
         """Index the answers of ``collection`` into ``path`` (reused when up to date).
+
+        ``scoring="bm25-impacts"`` indexes ``shards`` consecutive slices of the answers
+        side by side (processes, or Ray tasks on the cluster at ``ray_address``) and
+        keeps them as PISA indexes of BM25 impacts (k1 1.2, b 0.75) from the whole
+        collection's statistics, searched side by side: any number of shards gives the
+        same ranking, hit for hit (:mod:`mathir.indexing.pisa_impacts`); the TF-IDF
+        index is the whole collection's, as without shards. ``scoring=None`` (the
+        default) reuses the index at ``path`` whatever its scoring and shards, and
+        builds ``bm25`` (one PISA index, any k1 and b when searching) where there is none.
 
         >>> import tempfile
         >>> from mathir.samples import arqmath_sample
@@ -275,15 +300,32 @@ class AnswerIndex(pt.Artifact):
         """
         if not isinstance(collection, AnswerCollection):
             collection = AnswerCollection.at(collection)
+        if scoring is None:
+            params = (read_manifest(path) or {}).get("params") or {}
+            scoring = params.get("scoring", "bm25")
+            if scoring != "bm25" and shards == 1:
+                shards = params.get("shards", 1)
+        if scoring not in SCORINGS:
+            raise InputError(f"unknown answer index scoring {scoring!r}; expected one of "
+                             f"{list(SCORINGS)}")
+        if shards < 1:
+            raise InputError(f"shards must be at least 1, not {shards}")
+        if shards > 1 and scoring == "bm25":
+            raise InputError("answer shards are kept and searched side by side: build them "
+                             "with scoring='bm25-impacts' (--scoring bm25-impacts)")
         wanted = {
             "kind": "arqmath-answers",
             "format": INDEX_FORMAT,
             "collection": {"kind": collection.kind, **file_fingerprint(collection.path)},
             "params": {"with_title": with_title, "stemmer": STEMMER, "math": "latex-words"},
         }
-        build_or_reuse(path, wanted,
-                       lambda tmp: cls._build_into(tmp, collection, with_title, quiet),
-                       overwrite=overwrite, pt_meta=artifact_meta(cls))
+        if scoring == "bm25":
+            build = lambda tmp: cls._build_into(tmp, collection, with_title, quiet)  # noqa: E731
+        else:  # (keys only where they are not the default: older indexes still match)
+            wanted["params"].update(scoring=scoring, shards=shards)
+            build = lambda tmp: _build_impact_shards(  # noqa: E731
+                tmp, collection, with_title, quiet, shards, ray_address)
+        build_or_reuse(path, wanted, build, overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
 
     @staticmethod
@@ -323,6 +365,91 @@ class AnswerIndex(pt.Artifact):
             raise InputError("the collection has no answer posts", path=collection.path)
         TfidfIndex.build_from_pisa(tmp / "pisa", tmp / "tfidf", stemmer=STEMMER)
         return {"num_docs": n}
+
+
+def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
+                        rows: tuple[int, int | None], total: int | None = None,
+                        threads: int = 1) -> int:
+    """Index the answers ``rows`` (a range of answer numbers, open-ended when the end is
+    None) of a collection into the PISA folder ``out/pisa`` and ``out/meta.tsv``; their
+    number. Runs in a shard process or a Ray task, or here with a progress bar of
+    ``total`` answers when that is given, and PISA's ``threads``."""
+    from pyterrier_pisa import PisaIndex
+
+    collection, out_dir = AnswerCollection(Path(path), kind), Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = 0
+    failures: list[BaseException] = []
+    with native_output_to(out_dir / "pisa.log") as visible, \
+            open(out_dir / "meta.tsv", "w", encoding="utf-8") as meta:
+        bar = tqdm(desc="indexing answers", unit=" answers", disable=total is None,
+                   file=visible, total=total, mininterval=0.5)
+
+        def docs():
+            nonlocal n
+            try:  # (pyterrier-pisa reads this in a thread: keep its error, see _build_into)
+                for doc in islice(collection.iter_answers(with_title, math_words=True), *rows):
+                    meta.write(f"{doc['docno']}\t{doc['thread_id']}\n")
+                    n += 1
+                    bar.update()
+                    yield doc
+            except BaseException as e:  # noqa: BLE001 - re-raised below
+                failures.append(e)
+
+        PisaIndex(str(out_dir / "pisa"), stemmer=STEMMER, text_field="text",
+                  batch_size=20_000, threads=threads).index(docs())
+        bar.close()
+    if failures:
+        raise failures[0]
+    return n
+
+
+def _build_impact_shards(tmp: Path, collection: AnswerCollection, with_title: bool,
+                         quiet: bool, shards: int, ray_address: str | None) -> dict:
+    """Index the answers as ``shards`` slices side by side, then their TF-IDF (whole
+    collection) and their BM25 impacts (whole collection's statistics); the counts."""
+    from pyterrier_pisa import PisaIndex
+
+    from mathir.indexing.pisa_impacts import write_impacts
+    from mathir.indexing.shard_jobs import run_shard_jobs
+
+    total = collection.count_answers()  # (an estimate at worst: the last slice is open)
+    if total < shards:
+        raise InputError(f"{total} answers cannot make {shards} shards", path=collection.path)
+    bounds = [total * i // shards for i in range(shards)] + [None]
+    jobs = [(str(collection.path), collection.kind, with_title, str(tmp / f"part-{i}"),
+             (bounds[i], bounds[i + 1])) for i in range(shards)]
+    if shards == 1:
+        counts = [_index_answer_slice(*jobs[0], total=None if quiet else total,
+                                      threads=max(1, os.cpu_count() or 1))]
+    else:
+        counts = run_shard_jobs(_index_answer_slice, jobs, ray_address,
+                                "indexing answer shards", quiet)
+    if sum(counts) == 0:
+        raise InputError("the collection has no answer posts", path=collection.path)
+    if not all(counts):
+        raise InputError(f"a shard of the collection has no answers (answers per shard: "
+                         f"{counts}): use fewer shards", path=collection.path)
+    parts = [tmp / f"part-{i}" for i in range(shards)]
+    with open(tmp / "meta.tsv", "wb") as meta:
+        for part in parts:
+            meta.write((part / "meta.tsv").read_bytes())
+    (tmp / "pisa").mkdir()
+    pisa_dirs = []
+    for i, part in enumerate(parts):
+        os.replace(part / "pisa", tmp / "pisa" / f"shard-{i}")
+        pisa_dirs.append(tmp / "pisa" / f"shard-{i}")
+    # TF-IDF from the raw term counts, before impacts replace them.
+    TfidfIndex.build_from_pisa(pisa_dirs, tmp / "tfidf", stemmer=STEMMER)
+    with native_output_to(tmp / "pisa.log"):
+        info = write_impacts(pisa_dirs, *BM25_DEFAULTS)
+        for shard in pisa_dirs:  # compress and write the maximum scores now
+            PisaIndex(str(shard), stemmer=STEMMER, text_field="text", threads=1).quantized(
+                toks_scale=1.0)
+    for part in parts:
+        shutil.rmtree(part)
+    return {"num_docs": sum(counts), "scoring": "bm25-impacts", "impacts": info,
+            "shards": shards}
 
 
 def answer_texts(collection, docnos: Iterable[str]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import multiprocessing
 import os
 import re
@@ -40,7 +41,6 @@ from mathir.indexing.answer_index import (
     BM25_DEFAULTS,
     AnswerCollection,
     compile_bm25,
-    native_output_to,
     pisa_index,
 )
 from mathir.indexing.formula_tsv import FormulaRecord, iter_formula_index
@@ -54,13 +54,20 @@ from mathir.indexing.id_arrays import (
     load_column,
     save_column,
 )
+from mathir.indexing.native_output import native_output_to
+from mathir.indexing.pisa_impacts import ImpactShards, write_impacts
 from mathir.indexing.pisa_postings import PostingsWriter, write_index
+from mathir.indexing.shard_jobs import run_shard_jobs
 from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
 from mathir.tabular import count_lines
 
 INDEX_FORMAT = 4
 REPRESENTATIONS = ("tuples", "words")
 META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")
+#: ``bm25``: one PISA index per representation, BM25 computed when searching (any k1, b);
+#: ``bm25-impacts``: the build's shards kept as PISA indexes of BM25 impacts from the
+#: whole collection's statistics, searched side by side (:mod:`mathir.indexing.pisa_impacts`).
+SCORINGS = ("bm25", "bm25-impacts")
 #: Distinct formulas whose encoded tokens are kept decoded in memory while building
 #: (about 0.5 KB each); the others are read back from a file (see :class:`_Entries`).
 CACHE_SIZE = 200_000
@@ -316,11 +323,37 @@ class FormulaIndex(pt.Artifact):
         """The indexed formula ids."""
         return as_texts(np.asarray(self.column("formula_id"))).tolist()
 
+    @property
+    def scoring(self) -> str:
+        """``bm25`` (one PISA index per representation) or ``bm25-impacts`` (shards of
+        impacts, :meth:`impact_shards`)."""
+        return self.manifest.get("scoring", "bm25")
+
+    def impacts(self, representation: str) -> dict:
+        """How a ``bm25-impacts`` index's impacts were computed: ``k1``, ``b``,
+        ``levels``, the collection's statistics and each shard's documents."""
+        _check(representation)
+        if self.scoring != "bm25-impacts":
+            raise InputError("this formula index scores BM25 when searching: it has no "
+                             "impacts (build it with scoring='bm25-impacts')", path=self.path)
+        return self.manifest["impacts"][representation]
+
+    def impact_shards(self, representation: str, query_algorithm: str = "maxscore"
+                      ) -> ImpactShards:
+        """The shards of ``representation`` of a ``bm25-impacts`` index, searched side by
+        side and merged into the unsharded ranking."""
+        info = self.impacts(representation)
+        shards = [self.path / representation / f"shard-{i}"
+                  for i in range(len(info["shard_docs"]))]
+        return ImpactShards(shards, self.positions, info["levels"],
+                            query_algorithm=query_algorithm)
+
     def pisa(self, representation: str):
-        """The ``pyterrier_pisa.PisaIndex`` of ``tuples`` or ``words``."""
-        if representation not in REPRESENTATIONS:
-            raise InputError(f"unknown formula representation {representation!r}; "
-                             f"expected one of {list(REPRESENTATIONS)}")
+        """The ``pyterrier_pisa.PisaIndex`` of ``tuples`` or ``words`` (``bm25`` scoring)."""
+        _check(representation)
+        if self.scoring != "bm25":
+            raise InputError(f"this formula index is in shards of {self.scoring}: search "
+                             "it with impact_shards()", path=self.path)
         if representation not in self._pisa:
             self._pisa[representation] = pisa_index(self.path / representation,
                                                     stemmer="none", threads=1)
@@ -330,7 +363,7 @@ class FormulaIndex(pt.Artifact):
     def build(cls, source: str | Path, path: str | Path, *, window: int = 2,
               overwrite: bool = False, quiet: bool = False,
               workers: int | None = None, cache_size: int = CACHE_SIZE, shards: int = 1,
-              ray_address: str | None = None) -> FormulaIndex:
+              ray_address: str | None = None, scoring: str | None = None) -> FormulaIndex:
         """Index the formulas of ``source`` (a formula TSV or a posts collection) into ``path``.
 
         ``workers`` processes parse the formulas (default: up to 4 for sources of 16 MB
@@ -342,12 +375,27 @@ class FormulaIndex(pt.Artifact):
         for a local Ray), each with ``workers`` parsing processes (default none), and
         merged: the index is the same, byte for byte, as an unsharded build's.
 
+        ``scoring="bm25-impacts"`` keeps the shards (one if ``shards`` is 1) as PISA
+        indexes of BM25 impacts (k1 1.2, b 0.75) from the whole source's statistics,
+        searched side by side: any number of shards gives the same ranking, hit for hit
+        (:mod:`mathir.indexing.pisa_impacts`). ``scoring=None`` (the default) reuses the
+        index at ``path`` whatever its scoring and shards, and builds ``bm25`` where
+        there is none: a command that only opens an index never turns one into the other.
+
         >>> import tempfile
         >>> from mathir.samples import arqmath_sample
         >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
         >>> idx.num_docs > 1000, idx.fallbacks < 5
         (True, True)
         """
+        if scoring is None:
+            params = (read_manifest(path) or {}).get("params") or {}
+            scoring = params.get("scoring", "bm25")
+            if scoring != "bm25" and shards == 1:
+                shards = params.get("shards", 1)
+        if scoring not in SCORINGS:
+            raise InputError(f"unknown formula index scoring {scoring!r}; expected one of "
+                             f"{list(SCORINGS)}")
         source = Path(source)
         if not source.exists():
             raise InputError("formula source not found (a formula TSV, Posts.V1.3.xml or a "
@@ -360,9 +408,12 @@ class FormulaIndex(pt.Artifact):
             "params": {"window": window, "end_of_baseline": True, "location": False,
                        "abstract": True, "symbols": True},
         }
+        if scoring != "bm25":  # (a key only where it is not the default: older indexes match)
+            wanted["params"]["scoring"] = scoring
+            wanted["params"]["shards"] = max(1, shards)
         build_or_reuse(path, wanted,
                        lambda tmp: _build_into(tmp, source, window, quiet, workers, cache_size,
-                                               shards, ray_address),
+                                               shards, ray_address, scoring),
                        overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)
 
@@ -371,8 +422,15 @@ def _is_tsv(source: Path) -> bool:
     return source.is_file() and source.suffix.lower() in (".tsv", ".txt", ".csv")
 
 
+def _check(representation: str) -> None:
+    if representation not in REPRESENTATIONS:
+        raise InputError(f"unknown formula representation {representation!r}; "
+                         f"expected one of {list(REPRESENTATIONS)}")
+
+
 def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int | None,
-                cache_size: int, shards: int = 1, ray_address: str | None = None) -> dict:
+                cache_size: int, shards: int = 1, ray_address: str | None = None,
+                scoring: str = "bm25") -> dict:
     """Index the formulas of ``source`` into the empty folder ``tmp``; the manifest's counts."""
     if shards > 1:
         parts, counts = _build_shards(tmp, source, window, quiet, workers, cache_size, shards,
@@ -394,11 +452,14 @@ def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int 
         parts = [tmp / "part"]
     if counts["formulas"] == 0:
         raise InputError("the source has no formulas", path=source)
-    sizes = {}
+    sizes, impacts = {}, {}
     with native_output_to(tmp / "pisa.log"):
         for name in REPRESENTATIONS:
-            sizes[name] = write_index(tmp / name, [part / name for part in parts])
-            compile_bm25(tmp / name, *BM25_DEFAULTS)  # searching then writes nothing
+            if scoring == "bm25":
+                sizes[name] = write_index(tmp / name, [part / name for part in parts])
+                compile_bm25(tmp / name, *BM25_DEFAULTS)  # searching then writes nothing
+            else:
+                sizes[name], impacts[name] = _write_impact_shards(tmp / name, parts, name)
     (tmp / "meta").mkdir()
     for name in META_COLUMNS:
         values = _concatenate([np.load(part / "meta" / f"{name}.npy") for part in parts])
@@ -420,7 +481,29 @@ def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int 
             "fallback_reasons": dict(Counter(counts["errors"]).most_common(20)),
             "postings": {k: v["num_postings"] for k, v in sizes.items()},
             "terms": {k: v["num_terms"] for k, v in sizes.items()},
-            "shards": max(1, shards)}
+            "shards": max(1, shards),
+            **({"scoring": scoring, "impacts": impacts} if scoring != "bm25" else {})}
+
+
+def _write_impact_shards(folder: Path, parts: list[Path], name: str) -> tuple[dict, dict]:
+    """Write each part's ``name`` postings as a PISA index of BM25 impacts from all the
+    parts' statistics, in ``folder/shard-<i>``; its counts and impacts entry."""
+    from pyterrier_pisa import PisaIndex
+
+    shards, postings = [], 0
+    for part in parts:
+        if json.loads((part / name / "part.json").read_text())["num_docs"] == 0:
+            continue  # (e.g. no formula of a shard had LaTeX words): PISA needs documents
+        shard = folder / f"shard-{len(shards)}"
+        postings += write_index(shard, [part / name])["num_postings"]
+        shards.append(shard)
+    if not shards:
+        raise InputError(f"no formula has {name}")
+    info = write_impacts(shards, *BM25_DEFAULTS)
+    for shard in shards:  # compress and write the maximum scores now: a search writes nothing
+        PisaIndex(str(shard), stemmer="none", threads=1).quantized(toks_scale=1.0)
+    return ({"num_docs": info["num_docs"], "num_terms": info["num_terms"],
+             "num_postings": postings}, info)
 
 
 def _concatenate(columns: list[np.ndarray]) -> np.ndarray:
@@ -503,37 +586,7 @@ def _build_shards(tmp: Path, source: Path, window: int, quiet: bool, workers: in
     bounds = [records * i // shards for i in range(shards + 1)]
     jobs = [(str(source), str(tmp / f"shard-{i}"), window, max(1, workers or 1), cache_size,
              (bounds[i], bounds[i + 1])) for i in range(shards)]
-    bar = tqdm(total=shards, desc="indexing formula shards", unit=" shards", disable=quiet)
-    if ray_address is not None:
-        from mathir.models import require_extra
-
-        require_extra("cluster", "sharded indexing on Ray")
-        import ray
-
-        started = not ray.is_initialized()
-        if started:
-            kwargs = {"address": ray_address} if ray_address != "local" else {
-                "num_cpus": shards, "include_dashboard": False}
-            ray.init(ignore_reinit_error=True, log_to_driver=False, **kwargs)
-        try:
-            remote = ray.remote(_shard_job)
-            pending = {remote.remote(*job): i for i, job in enumerate(jobs)}
-            results: dict[int, dict] = {}
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                results[pending.pop(done[0])] = ray.get(done[0])
-                bar.update()
-        finally:
-            if started:  # leave Ray as it was found (a caller's own instance stays)
-                ray.shutdown()
-    else:
-        # "spawn": the parent may hold threads, which fork would copy in a bad state.
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(shards) as pool:
-            futures = [pool.apply_async(_shard_job, job, callback=lambda _: bar.update())
-                       for job in jobs]
-            results = {i: f.get() for i, f in enumerate(futures)}
-    bar.close()
+    results = run_shard_jobs(_shard_job, jobs, ray_address, "indexing formula shards", quiet)
     counts: dict = {"formulas": 0, "empty": 0, "repeated_ids": 0, "parsed": 0, "fallbacks": 0,
                     "errors": Counter()}
     for i in range(shards):

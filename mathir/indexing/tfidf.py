@@ -51,6 +51,38 @@ def _read_sequences(path: Path, skip_first: bool) -> tuple[np.ndarray, np.ndarra
     return lengths, arr[mask]
 
 
+def _pisa_counts(pisa_dir: Path) -> tuple[int, list[str], sparse.csc_matrix]:
+    """A PISA collection's documents, terms and document-term counts (CSC)."""
+    num_docs = int(np.fromfile(pisa_dir / "inv.docs", dtype=np.uint32, count=2)[1])
+    lengths, docids = _read_sequences(pisa_dir / "inv.docs", skip_first=True)
+    _, freqs = _read_sequences(pisa_dir / "inv.freqs", skip_first=False)
+    terms = (pisa_dir / "fwd.terms").read_text(encoding="utf-8").split("\n")
+    terms = terms[: len(lengths)]
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    counts = sparse.csc_matrix((freqs.astype(np.float32), docids, indptr),
+                               shape=(num_docs, len(lengths)))
+    return num_docs, terms, counts
+
+
+def _shard_counts(shards: list[Path]) -> tuple[int, list[str], sparse.csc_matrix]:
+    """The counts of consecutive shards as one collection: the union of their sorted
+    lexicons (PISA's order), documents one shard after the other."""
+    parts = [_pisa_counts(d) for d in shards]
+    terms = sorted(set().union(*(p[1] for p in parts)))
+    column = {t: j for j, t in enumerate(terms)}
+    blocks = []
+    for _, shard_terms, counts in parts:
+        to_union = np.fromiter((column[t] for t in shard_terms), dtype=np.int64,
+                               count=len(shard_terms))
+        coo = counts.tocoo()
+        blocks.append(sparse.csc_matrix((coo.data, (coo.row, to_union[coo.col])),
+                                        shape=(counts.shape[0], len(terms))))
+    merged = sparse.vstack(blocks, format="csc")
+    merged.sort_indices()
+    return sum(p[0] for p in parts), terms, merged
+
+
 class TfidfIndex:
     """TF-IDF document-term matrix (CSC), vocabulary and docnos, stored in a directory."""
 
@@ -69,20 +101,19 @@ class TfidfIndex:
         self._stops = stop_stems(self.stemmer)
 
     @staticmethod
-    def build_from_pisa(pisa_dir: str | Path, path: str | Path, stemmer: str = "porter2") -> int:
-        """Make the TF-IDF index of a built PISA index; returns the number of documents."""
-        pisa_dir, path = Path(pisa_dir), Path(path)
+    def build_from_pisa(pisa_dir: str | Path | list, path: str | Path,
+                        stemmer: str = "porter2") -> int:
+        """Make the TF-IDF index of a built PISA index, or of the PISA indexes of a
+        collection's consecutive shards (a list: one index of them all, in order);
+        returns the number of documents."""
+        path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        num_docs = int(np.fromfile(pisa_dir / "inv.docs", dtype=np.uint32, count=2)[1])
-        lengths, docids = _read_sequences(pisa_dir / "inv.docs", skip_first=True)
-        _, freqs = _read_sequences(pisa_dir / "inv.freqs", skip_first=False)
-        terms = (pisa_dir / "fwd.terms").read_text(encoding="utf-8").split("\n")
-        terms = terms[: len(lengths)]
-        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        counts = sparse.csc_matrix((freqs.astype(np.float32), docids, indptr),
-                                   shape=(num_docs, len(lengths)))
-        del docids, freqs
+        shards = [Path(d) for d in pisa_dir] if isinstance(pisa_dir, list) else [Path(pisa_dir)]
+        if len(shards) == 1:
+            num_docs, terms, counts = _pisa_counts(shards[0])
+        else:
+            num_docs, terms, counts = _shard_counts(shards)
+        lengths = np.diff(counts.indptr)
         tfidf = TfidfTransformer(norm="l2", smooth_idf=True).fit(counts)
         idf = tfidf.idf_.astype(np.float32)
         stops = stop_stems(stemmer)
@@ -100,8 +131,11 @@ class TfidfIndex:
         sparse.save_npz(path / "matrix.npz", matrix, compressed=False)
         np.save(path / "idf.npy", idf)
         (path / "terms.txt").write_text("".join(t + "\n" for t in terms), encoding="utf-8")
-        docnos = (pisa_dir / "fwd.documents").read_text(encoding="utf-8").split("\n")[:num_docs]
-        (path / "docnos.txt").write_text("".join(d + "\n" for d in docnos), encoding="utf-8")
+        with open(path / "docnos.txt", "w", encoding="utf-8") as f:
+            for shard in shards:
+                n = int(np.fromfile(shard / "inv.docs", dtype=np.uint32, count=2)[1])
+                docnos = (shard / "fwd.documents").read_text(encoding="utf-8").split("\n")[:n]
+                f.writelines(d + "\n" for d in docnos)
         (path / "stemmer.txt").write_text(stemmer + "\n", encoding="utf-8")
         return num_docs
 

@@ -20,10 +20,11 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
-from mathir.indexing.answer_index import AnswerIndex, native_output_to
+from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.formula_index import REPRESENTATIONS, FormulaIndex
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
 from mathir.indexing.html_text import strip_dollars
+from mathir.indexing.native_output import native_output_to
 from mathir.pipelines.dedup import VisualDedup
 from mathir.pipelines.fusion import LinearFusion, RRFusion
 from mathir.pipelines.lexical import bm25
@@ -128,24 +129,40 @@ class FormulaRetriever(pt.Transformer):
         cols = list(topics.columns) + ["docno", "score", "rank"]
         if not has.any():
             return pd.DataFrame(columns=cols + ["formula_id", "post_id", "thread_id", "visual_id"])
-        with native_output_to(self.index.path / "pisa.log"):
-            key = (self.index, _check_representation(self.representation), self.k1, self.b,
-                   self.num_results, self.query_algorithm)
-            retriever = derived(self, "_pisa", key, lambda: self.index.pisa(
-                self.representation).bm25(k1=self.k1, b=self.b, num_results=self.num_results,
-                                          verbose=False, toks_scale=1.0, threads=1,
-                                          query_algorithm=self.query_algorithm))
-            # PISA copies every topic column onto every hit: give it only what it needs
-            # and add the other columns once the hits are known (numpy takes).
-            asked = topics[has].reset_index(drop=True)
-            res = retriever.transform(asked[["qid", "query_toks"]])
-        # Assemble the output in one DataFrame construction: column-by-column assignment
-        # cost more than PISA's own retrieval per query (benchmarks/formula_search.py).
-        which = pd.Index(asked["qid"]).get_indexer(res["qid"])
-        pos = self.index.positions(res["docno"].to_numpy(dtype=object))
-        keep = pos >= 0
-        if not keep.all():
-            which, pos, res = which[keep], pos[keep], res[keep]
+        asked = topics[has].reset_index(drop=True)
+        representation = _check_representation(self.representation)
+        if self.index.scoring == "bm25-impacts":
+            impacts = self.index.impacts(representation)
+            if (self.k1, self.b) != (impacts["k1"], impacts["b"]):
+                raise InputError(f"this formula index holds BM25 impacts of k1={impacts['k1']}, "
+                                 f"b={impacts['b']}: they cannot be searched with k1={self.k1}, "
+                                 f"b={self.b} (build it with scoring='bm25' to vary them)",
+                                 path=self.index.path)
+            shards = derived(self, "_shards", (self.index, representation, self.query_algorithm),
+                             lambda: self.index.impact_shards(representation,
+                                                              self.query_algorithm))
+            res = shards.search(asked[["qid", "query_toks"]], self.num_results)
+            pos = res.pop("position").to_numpy()
+            which = pd.Index(asked["qid"]).get_indexer(res["qid"])
+        else:
+            with native_output_to(self.index.path / "pisa.log"):
+                key = (self.index, representation, self.k1, self.b, self.num_results,
+                       self.query_algorithm)
+                retriever = derived(self, "_pisa", key, lambda: self.index.pisa(
+                    representation).bm25(k1=self.k1, b=self.b, num_results=self.num_results,
+                                         verbose=False, toks_scale=1.0, threads=1,
+                                         query_algorithm=self.query_algorithm))
+                # PISA copies every topic column onto every hit: give it only what it
+                # needs and add the other columns once the hits are known (numpy takes).
+                res = retriever.transform(asked[["qid", "query_toks"]])
+            # Assemble the output in one DataFrame construction: column-by-column
+            # assignment cost more than PISA's own retrieval per query
+            # (benchmarks/formula_search.py).
+            which = pd.Index(asked["qid"]).get_indexer(res["qid"])
+            pos = self.index.positions(res["docno"].to_numpy(dtype=object))
+            keep = pos >= 0
+            if not keep.all():
+                which, pos, res = which[keep], pos[keep], res[keep]
         data = {c: asked[c].to_numpy()[which] for c in asked.columns}
         data.update({c: res[c].to_numpy() for c in res.columns if c not in data})
         data["formula_id"] = data["docno"]

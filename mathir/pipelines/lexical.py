@@ -13,8 +13,10 @@ import pandas as pd
 import pyterrier as pt
 from tqdm.auto import tqdm
 
-from mathir.indexing.answer_index import AnswerIndex, native_output_to
+from mathir.errors import InputError
+from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.latex_words import math_to_words
+from mathir.indexing.native_output import native_output_to
 from mathir.pipelines.parameters import derived
 
 RESULT_COLUMNS = ["qid", "query", "docno", "score", "rank"]
@@ -106,6 +108,8 @@ class PisaBM25(pt.Transformer):
                            query_algorithm="maxscore", threads=self.threads))
 
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
+        if self.index.scoring == "bm25-impacts":
+            return self._impacts(topics)
         with native_output_to(self.index.path / "pisa.log"):
             res = self._retriever().transform(topics)
         # PISA's threads finish queries in any order: restore the topics' order.
@@ -113,6 +117,24 @@ class PisaBM25(pt.Transformer):
         res = res.assign(_topic=res["qid"].map(order))
         res = res.sort_values(["_topic", "rank"], kind="stable").drop(columns="_topic")
         return res.reset_index(drop=True)
+
+
+    def _impacts(self, topics: pd.DataFrame) -> pd.DataFrame:
+        """Search an index of BM25 impact shards (AnswerIndex.build's ``bm25-impacts``)."""
+        impacts = self.index.impacts
+        if (self.k1, self.b) != (impacts["k1"], impacts["b"]):
+            raise InputError(f"this answer index holds BM25 impacts of k1={impacts['k1']}, "
+                             f"b={impacts['b']}: they cannot be searched with k1={self.k1}, "
+                             f"b={self.b} (build it with scoring='bm25' to vary them)",
+                             path=self.index.path)
+        shards = derived(self, "_shards", (self.index,), self.index.impact_shards)
+        topics = topics.reset_index(drop=True)
+        hits = shards.search(topics[["qid", "query"]], self.num_results)
+        which = pd.Index(topics["qid"]).get_indexer(hits["qid"])
+        res = topics.iloc[which].reset_index(drop=True)
+        for column in ("docno", "score", "rank"):
+            res[column] = hits[column].to_numpy()
+        return res
 
 
 def bm25(index: AnswerIndex, num_results: int = 1000, k1: float = 1.2, b: float = 0.75,

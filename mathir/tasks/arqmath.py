@@ -49,10 +49,13 @@ def _locate_task1(root: Path | None, year: str | None, collection: Path | None) 
     return TaskData(year, collection, topics, qrels, metadata=meta[0] if meta else None)
 
 
-def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False):
+def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
+                        shards: int = 1, ray_address: str | None = None,
+                        scoring: str | None = None):
     from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
 
-    return AnswerIndex.build(AnswerCollection.at(data.collection), index_dir, quiet=quiet)
+    return AnswerIndex.build(AnswerCollection.at(data.collection), index_dir, quiet=quiet,
+                             shards=shards, scoring=scoring, ray_address=ray_address)
 
 
 def _per_topic_prime(runs: Mapping, qrels, **options) -> dict:
@@ -141,11 +144,12 @@ def _locate_task2(root: Path | None, year: str | None, collection: Path | None) 
 
 
 def _build_formula_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
-                         shards: int = 1, ray_address: str | None = None):
+                         shards: int = 1, ray_address: str | None = None,
+                         scoring: str | None = None):
     from mathir.indexing.formula_index import FormulaIndex
 
     return FormulaIndex.build(data.collection, index_dir, quiet=quiet, shards=shards,
-                              ray_address=ray_address)
+                              ray_address=ray_address, scoring=scoring)
 
 
 def _evaluate_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,

@@ -96,8 +96,8 @@ def test_index_build_options_reach_the_formula_builder(tmp_path):
     assert sharded.manifest["shards"] == 2
     plain = task.index(data, tmp_path / "plain", quiet=True)
     assert sharded.docnos() == plain.docnos()
-    with pytest.raises(InputError, match=r"arqmath-task1's index has no option shards"):
-        get_task("arqmath-task1").index(get_task("arqmath-task1").data(), tmp_path / "a",
-                                        quiet=True, shards=2)
+    with pytest.raises(InputError, match=r"worldtree's index has no option shards"):
+        get_task("worldtree").index(get_task("worldtree").data(), tmp_path / "w",
+                                    quiet=True, shards=2)
     with pytest.raises(InputError, match=r"no option colour \(its options: shards, ray_address"):
         task.index(data, tmp_path / "c", quiet=True, colour="red")

@@ -1,0 +1,84 @@
+"""The answer index in shards of BM25 impacts: built side by side, searched side by side,
+the same run files for any number of shards; its TF-IDF is the whole collection's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mathir.errors import InputError
+from mathir.indexing.answer_index import AnswerIndex
+from mathir.pipelines.lexical import PisaBM25, bm25, tfidf
+from mathir.runs.arqmath import write_run
+
+
+@pytest.fixture(scope="module")
+def shard_indexes(tmp_path_factory):
+    from mathir.samples import arqmath_sample
+
+    root = tmp_path_factory.mktemp("answers")
+    return {n: AnswerIndex.build(arqmath_sample().posts, root / f"shards{n}", quiet=True,
+                                 scoring="bm25-impacts", shards=n) for n in (1, 3)}
+
+
+@pytest.fixture(scope="module")
+def topics(sample):
+    from mathir.topics.arqmath import read_task1_topics
+
+    return read_task1_topics(sample.task1_topics)
+
+
+@pytest.mark.parametrize("retrieve", [bm25, tfidf])
+@pytest.mark.parametrize("k", [4, 1000])
+def test_three_shards_write_the_run_of_one(shard_indexes, topics, retrieve, k, tmp_path):
+    runs = []
+    for n in (1, 3):
+        path = tmp_path / f"shards{n}.tsv"
+        write_run(retrieve(shard_indexes[n], k).transform(topics), path, name="run")
+        runs.append(path.read_bytes())
+    assert runs[0] == runs[1]
+    assert len(runs[0].splitlines()) >= len(topics) * min(k, 10)
+
+
+def test_shards_hold_every_answer_once_in_order(shard_indexes, sample_index):
+    three = shard_indexes[3]
+    assert three.impacts["shard_docs"] == [83, 83, 84]
+    assert three.docnos() == sample_index.docnos()
+    assert three.num_docs == sample_index.num_docs == 250
+
+
+def test_the_tfidf_of_shards_is_the_whole_collections(shard_indexes, sample_index, topics, tmp_path):
+    runs = []
+    for index in (shard_indexes[3], sample_index):
+        path = tmp_path / "tfidf.tsv"
+        write_run(tfidf(index, 50).transform(topics), path, name="run")
+        runs.append(path.read_bytes())
+    assert runs[0] == runs[1]
+
+
+def test_an_opened_impact_index_is_not_rebuilt_as_bm25(shard_indexes, sample):
+    again = AnswerIndex.build(sample.posts, shard_indexes[3].path, quiet=True)
+    assert again.scoring == "bm25-impacts" and len(again.impacts["shard_docs"]) == 3
+    manifest = json.loads((again.path / "manifest.json").read_text())
+    assert manifest["params"]["shards"] == 3
+
+
+def test_impacts_refuse_other_bm25_parameters(shard_indexes, topics):
+    from mathir.pipelines.lexical import MathWordsQuery
+
+    with pytest.raises(InputError, match="k1=1.2"):
+        PisaBM25(shard_indexes[3], k1=0.9).transform(MathWordsQuery().transform(topics))
+    with pytest.raises(InputError, match="impact_shards"):
+        _ = shard_indexes[3].pisa
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    ({"shards": 2}, "scoring='bm25-impacts'"),
+    ({"shards": 0, "scoring": "bm25-impacts"}, "at least 1"),
+    ({"scoring": "bm26"}, "unknown answer index scoring"),
+    ({"shards": 251, "scoring": "bm25-impacts"}, "cannot make 251 shards"),
+])
+def test_bad_shard_options_are_refused(sample, tmp_path, kwargs, msg):
+    with pytest.raises(InputError, match=msg):
+        AnswerIndex.build(sample.posts, tmp_path / "i", quiet=True, **kwargs)
