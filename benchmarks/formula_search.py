@@ -10,6 +10,7 @@ it in another child process and runs 100 query formulas of the Task 2 topics thr
     python benchmarks/formula_search.py --formulas 1000000,4000000,16000000,28000000 \\
         --out runs/bench/formulas --plot docs/formula_scaling.png --json
     python benchmarks/formula_search.py --formulas 1000000 --shards 2 --workers 1 --json
+    python benchmarks/formula_search.py --formulas 4000000 --shards 2 --scoring bm25-impacts --json
 
 **Repetition.** In the derived table (76,943 instances), the number of distinct LaTeX
 strings among the first n instances follows Heaps' law, d(n) = 1.182 n^0.922 (log-log
@@ -22,9 +23,12 @@ nesting). Extrapolated, 28M instances hold about 8.7M distinct formulas (31%).
 
 Measured: build wall and CPU seconds (the child and its parsing workers), the peak
 resident memory of the whole build process tree (sampled every 0.2 s from /proc; shared
-pages are counted once per process, so this overstates), the index's size on disk, time
-to open the index and to answer the first query, resident memory after opening and after
-all queries, and median / p95 query times. Smaller N of a list are prefixes of the
+pages are counted once per process, so this overstates), and of its anonymous memory
+alone (``RssAnon``: without the pages of memory-mapped files, which the kernel can drop),
+the index's size on disk, time to open the index and to answer the first query, resident
+(and anonymous) memory after opening and after all queries, and median / p95 query
+times. ``--scoring bm25-impacts`` keeps the build's ``--shards`` and searches them side by
+side (:mod:`mathir.indexing.pisa_impacts`). Smaller N of a list are prefixes of the
 largest one's formulas. With ``--out``, each N's result is saved there and not measured
 again (a long scaling run resumes).
 
@@ -52,7 +56,7 @@ from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds  # noqa: E402
+from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 DERIVED = Path("collection_sample") / "derived" / "formula_index_from_thread_html.tsv"
@@ -139,8 +143,21 @@ def rss_mb(pid: int | str = "self") -> float:
         return 0.0
 
 
-def tree_rss_mb(root: int) -> float:
-    """Resident memory of ``root`` and all its descendants, in MB."""
+def anon_rss_mb(pid: int | str = "self") -> float:
+    """Anonymous resident memory of one process (``RssAnon``: not file pages), in MB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0.0
+
+
+def tree_rss_mb(root: int, rss=rss_mb) -> float:
+    """Resident memory (``rss``: or another per-process measure) of ``root`` and all its
+    descendants, in MB."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -154,16 +171,18 @@ def tree_rss_mb(root: int) -> float:
     total, stack = 0.0, [root]
     while stack:
         pid = stack.pop()
-        total += rss_mb(pid)
+        total += rss(pid)
         stack.extend(children.get(pid, []))
     return total
 
 
-def _build_job(tsv: str, index: str, workers: int | None, shards: int, queue) -> None:
+def _build_job(tsv: str, index: str, workers: int | None, shards: int, scoring: str,
+               queue) -> None:
     from mathir.indexing.formula_index import FormulaIndex
 
     t0, c0 = time.perf_counter(), cpu_seconds()
-    idx = FormulaIndex.build(tsv, index, quiet=True, workers=workers, shards=shards)
+    idx = FormulaIndex.build(tsv, index, quiet=True, workers=workers, shards=shards,
+                             scoring=scoring)
     queue.put({"seconds": time.perf_counter() - t0, "cpu_seconds": cpu_seconds() - c0,
                "manifest": idx.manifest})
 
@@ -179,6 +198,7 @@ def _query_job(index: str, queries: list[str], queue) -> None:
     idx = FormulaIndex(index)
     out["open_seconds"] = round(time.perf_counter() - t0, 3)
     out["rss_after_open_mb"] = round(rss_mb())
+    out["anon_rss_after_open_mb"] = round(anon_rss_mb())
     topics = pd.DataFrame({"qid": [str(i) for i in range(len(queries))], "query": queries})
     pipelines = [("formula-tuples", formula_tuples, "maxscore"),
                  ("formula-words", formula_words, "maxscore")]
@@ -190,31 +210,35 @@ def _query_job(index: str, queries: list[str], queue) -> None:
         first = time.perf_counter() - t0
         times, cpu_times = [], []
         for i in range(len(topics)):
-            t0, c0 = time.perf_counter(), time.thread_time()
+            # process_time: every thread's CPU (impact shards are searched in threads)
+            t0, c0 = time.perf_counter(), time.process_time()
             pipe.transform(topics.iloc[i:i + 1])
             times.append(1000 * (time.perf_counter() - t0))
-            cpu_times.append(1000 * (time.thread_time() - c0))
+            cpu_times.append(1000 * (time.process_time() - c0))
         out[name] = {"first_query_seconds": round(first, 3),
                      "median_ms": round(statistics.median(times), 2),
                      "median_cpu_ms": round(statistics.median(cpu_times), 2),
                      "p95_ms": round(sorted(times)[math.ceil(0.95 * len(times)) - 1], 2),
                      "mean_ms": round(statistics.fmean(times), 2)}
     out["rss_after_queries_mb"] = round(rss_mb())
+    out["anon_rss_after_queries_mb"] = round(anon_rss_mb())
     queue.put(out)
 
 
-def _in_child(target, *args, sample_rss: bool = False) -> tuple[dict, float]:
-    """Run ``target(*args, queue)`` in a spawned process; its result and peak tree RSS."""
+def _in_child(target, *args, sample_rss: bool = False) -> tuple[dict, tuple[float, float]]:
+    """Run ``target(*args, queue)`` in a spawned process; its result and the peaks of its
+    process tree's resident and anonymous resident memory."""
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=target, args=(*args, queue))
     proc.start()
-    peak = [0.0]
+    peak = [0.0, 0.0]
     done = threading.Event()
 
     def sample():
         while not done.is_set():
             peak[0] = max(peak[0], tree_rss_mb(proc.pid))
+            peak[1] = max(peak[1], tree_rss_mb(proc.pid, anon_rss_mb))
             done.wait(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -227,15 +251,16 @@ def _in_child(target, *args, sample_rss: bool = False) -> tuple[dict, float]:
         sampler.join()
     if proc.exitcode:
         raise SystemExit(f"error: the benchmark's child process failed ({proc.exitcode})")
-    return result, peak[0]
+    return result, (peak[0], peak[1])
 
 
 def measure(tsv: Path, n: int, work: Path, queries: list[str], workers: int | None,
-            shards: int = 1) -> dict:
+            shards: int = 1, scoring: str = "bm25") -> dict:
     """Build and search the index of ``tsv`` (``n`` formulas); the figures."""
     index = work / f"index-{n}"
     shutil.rmtree(index, ignore_errors=True)
-    built, peak = _in_child(_build_job, str(tsv), str(index), workers, shards, sample_rss=True)
+    built, (peak, peak_anon) = _in_child(_build_job, str(tsv), str(index), workers, shards,
+                                         scoring, sample_rss=True)
     manifest = built["manifest"]
     sizes = {p.relative_to(index).as_posix(): p.stat().st_size
              for p in index.rglob("*") if p.is_file()}
@@ -252,6 +277,7 @@ def measure(tsv: Path, n: int, work: Path, queries: list[str], workers: int | No
         "formulas_per_s": round(manifest["num_formulas"] / built["seconds"]),
         "formulas_per_cpu_s": round(manifest["num_formulas"] / built["cpu_seconds"]),
         "build_peak_rss_mb": round(peak),
+        "build_peak_anon_rss_mb": round(peak_anon),
         "index_mb": round(sum(sizes.values()) / 2**20),
         "index_mb_without_raw_postings": round((sum(sizes.values()) - raw) / 2**20),
     }
@@ -330,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="formula parsing processes (default: FormulaIndex.build's choice)")
     ap.add_argument("--shards", type=int, default=1,
                     help="build in this many shards side by side (FormulaIndex.build(shards=))")
+    ap.add_argument("--scoring", choices=("bm25", "bm25-impacts"), default="bm25",
+                    help="bm25-impacts: keep the shards and search them side by side")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
     ap.add_argument("--work", type=Path, default=None,
                     help="folder for the generated TSV and the index (default: a temporary one)")
@@ -365,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
         full = work / f"formulas-{largest}-g{GENERATOR_VERSION}.tsv"
         generated = None
         for n in ns:
-            saved = args.out / f"formula_search_{n}.json" if args.out else None
+            variant = "" if args.scoring == "bm25" else f"_{args.scoring}_{args.shards}shards"
+            saved = args.out / f"formula_search_{n}{variant}.json" if args.out else None
             if saved and saved.is_file():
                 results.append(json.loads(saved.read_text()))
                 continue
@@ -379,12 +408,13 @@ def main(argv: list[str] | None = None) -> int:
             if n != largest:
                 tsv = work / f"formulas-{n}.tsv"
                 _prefix(full, tsv, n)
-            result = measure(tsv, n, work, queries, args.workers, args.shards)
+            result = measure(tsv, n, work, queries, args.workers, args.shards, args.scoring)
             if tsv != full:
                 tsv.unlink()
             if not (args.keep and n == largest):
                 shutil.rmtree(work / f"index-{n}", ignore_errors=True)
             result["workers"], result["shards"] = args.workers, args.shards
+            result["scoring"] = args.scoring
             result["load_average_after"] = round(os.getloadavg()[0], 2)
             results.append(result)
             if saved:
@@ -401,10 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     report["calibration_ms"] = calibration
     if generated:
         report["generated"] = generated
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print(json.dumps(report, indent=1))
+    print_report(report, args.json)
     return 0
 
 

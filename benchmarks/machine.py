@@ -7,6 +7,7 @@ different load, can be compared through it.
 
 from __future__ import annotations
 
+import json
 import resource
 import time
 
@@ -31,3 +32,8 @@ def calibration_ms() -> float:
         a = a @ a
         a /= np.abs(a).max()
     return round(1000 * (time.process_time() - t0), 1)
+
+
+def print_report(report: dict, as_json: bool) -> None:
+    """The report on stdout: one JSON line (``--json``: nothing else on stdout) or indented."""
+    print(json.dumps(report) if as_json else json.dumps(report, indent=1))

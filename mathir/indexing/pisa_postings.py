@@ -220,26 +220,56 @@ def write_index(path: str | Path, parts: list[Path]) -> dict:
 
 
 def _merge(runs: list[Path], df: np.ndarray, f_docs, f_freqs) -> None:
-    """Write every term's postings (a count, then the values), a range of terms at a time."""
+    """Write every term's postings (a count, then the values), a range of terms at a time.
+
+    Each range's slice of each run is read into memory and dropped after it is written
+    (``np.fromfile`` at an offset), not memory-mapped: mapped pages would stay resident
+    until the end, so the build's memory would grow with the collection.
+    """
     ends = np.cumsum(df)
-    opened = [{n: np.load(r / f"{n}.npy", mmap_mode="r") for n in ("ranks", "docids", "freqs")}
-              for r in runs]
-    lo = 0
+    # The ranges of terms, each holding about _MERGE_POSTINGS postings (one term at least).
+    bounds, lo = [0], 0
     while lo < len(df):
-        # The next range of terms holding about _MERGE_POSTINGS postings (one at least).
         base = ends[lo - 1] if lo else 0
-        hi = max(lo + 1, int(np.searchsorted(ends, base + _MERGE_POSTINGS, side="right")))
+        lo = max(lo + 1, int(np.searchsorted(ends, base + _MERGE_POSTINGS, side="right")))
+        bounds.append(lo)
+    # Where each range starts and ends in each run (runs are sorted by term rank).
+    opened = []
+    for run in runs:
+        ranks = np.load(run / "ranks.npy", mmap_mode="r")
+        cuts = np.searchsorted(ranks, bounds).astype(np.int64)
+        del ranks  # (a binary search touches a few pages per range)
+        opened.append({"cuts": cuts, **{n: _npy_data(run / f"{n}.npy")
+                                        for n in ("ranks", "docids", "freqs")}})
+    for i in range(len(bounds) - 1):
+        lo, hi = bounds[i], bounds[i + 1]
         ranks, docids, freqs = [], [], []
         for run in opened:  # runs are in document order: concatenated, docids ascend
-            a, b = np.searchsorted(run["ranks"], [lo, hi])
-            ranks.append(run["ranks"][a:b])
-            docids.append(run["docids"][a:b])
-            freqs.append(run["freqs"][a:b])
+            a, b = int(run["cuts"][i]), int(run["cuts"][i + 1])
+            ranks.append(_read_slice(run["ranks"], a, b))
+            docids.append(_read_slice(run["docids"], a, b))
+            freqs.append(_read_slice(run["freqs"], a, b))
         by_term = np.argsort(np.concatenate(ranks), kind="stable")
         counts = df[lo:hi].astype(np.uint32)
         for values, f in ((docids, f_docs), (freqs, f_freqs)):
             f.write(_with_counts(np.concatenate(values)[by_term], counts).tobytes())
-        lo = hi
+
+
+def _npy_data(path: Path) -> tuple[Path, int, np.dtype]:
+    """Where the array of a ``.npy`` file starts, and its type."""
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        _, fortran, dtype = read_header(f)
+        if fortran:
+            raise ValueError(f"{path}: a Fortran-ordered array")
+        return path, f.tell(), dtype
+
+
+def _read_slice(where: tuple[Path, int, np.dtype], a: int, b: int) -> np.ndarray:
+    path, offset, dtype = where
+    return np.fromfile(path, dtype=dtype, count=b - a, offset=offset + a * dtype.itemsize)
 
 
 def _with_counts(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
