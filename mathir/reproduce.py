@@ -23,9 +23,10 @@ training code keeps the models.
 
 **Determinism.** Every training runs with fixed seeds (Python, NumPy, torch; the pairs'
 negative sampling and the batch order are seeded by the trainers),
-``torch.use_deterministic_algorithms(True)`` and a fixed number of torch threads: the
-bi-encoder and the first cross-encoder stage side by side in two subprocesses of one
-thread each, the second cross-encoder stage afterwards with two. On one machine the same
+``torch.use_deterministic_algorithms(True)`` and one torch thread each, in two
+subprocesses side by side: seed by seed, the bi-encoder and the first cross-encoder
+stage, and the second stage as soon as the first is finished (a stopped command keeps
+whole seeds). On one machine the same
 seed gives the same weights, byte for byte (``weights_sha256`` in the manifest;
 tests/test_reproduce.py). Another CPU or library version gives other rounding, hence
 other weights: compare the seed means, not single runs, across machines.
@@ -101,15 +102,15 @@ class Recipe:
 
 
 #: The three models of the WorldTree headline (docs/worldtree.md): the bi-encoder and the
-#: first cross-encoder stage on TF-IDF negatives, side by side on one thread each; the
-#: second cross-encoder stage from the first, on ``ltr``'s negatives, on two threads.
+#: first cross-encoder stage on TF-IDF negatives; the second cross-encoder stage from the
+#: first, on ``ltr``'s negatives; each on one thread (two train side by side).
 WORLDTREE_RECIPES = (
     Recipe("bi", "bi-encoder", first_stage="tfidf", negatives=1, negative_depth=None,
            epochs=3, batch_size=128, max_length=128, learning_rate=1e-4),
     Recipe("ce1", "cross-encoder", first_stage="tfidf", negatives=2, negative_depth=100,
            epochs=2, batch_size=16, max_length=128, learning_rate=6e-5),
     Recipe("ce2", "cross-encoder", first_stage="ltr", negatives=3, negative_depth=100,
-           epochs=1, batch_size=16, max_length=128, learning_rate=3e-5, base="ce1", threads=2),
+           epochs=1, batch_size=16, max_length=128, learning_rate=3e-5, base="ce1"),
 )
 
 #: Smoke runs (``smoke=True``, ``mathir reproduce worldtree --smoke``): a few questions,
@@ -367,33 +368,69 @@ def _packaged_weights() -> tuple[str, str]:
     return path, weights_checksum(path)
 
 
-def _run_jobs(jobs: list[dict], slots: int, parallel: bool, progress: _Progress) -> None:
-    """Train ``jobs``, at most ``slots`` torch threads at a time, each in a subprocess
-    (``parallel``) or one after the other in this process."""
+def _run_jobs(jobs: list[dict], slots: int, parallel: bool, progress: _Progress,
+              prepare: Callable[[dict], bool]) -> None:
+    """Train ``jobs`` in their order, each as soon as the model it starts from is
+    finished, at most ``slots`` torch threads at a time, each in a subprocess
+    (``parallel``) or one after the other in this process.
+
+    ``prepare(job)`` is called when a job's base model is ready: it sets the job's key
+    and says whether the job must train (False: its model is reused).
+    """
+    finished: set[str] = set()  # models trained or reused
+
+    def ready(job: dict) -> bool:
+        return job["base_dir"] is None or str(job["base_dir"]) in finished
+
+    def next_jobs(waiting: list[dict], free: int, most: int | None = None) -> list[dict]:
+        """Jobs to start now (``most`` at most), in order; waiting ones whose model is
+        reused are taken off as finished (which may make the models built on them ready)."""
+        started: list[dict] = []
+        for job in list(waiting):
+            if len(started) == most:
+                break
+            if not ready(job):
+                continue
+            if "must_train" not in job:
+                job["must_train"] = prepare(job)
+            if not job["must_train"]:
+                waiting.remove(job)
+                finished.add(job["out"])
+                continue
+            if job["recipe"].threads > free:
+                break  # in order: a job that needs more threads waits for them
+            waiting.remove(job)
+            started.append(job)
+            free -= job["recipe"].threads
+        return started
+
+    waiting = list(jobs)
     if not parallel:
-        for job in jobs:
+        while todo := next_jobs(waiting, slots, most=1):
+            job = todo[0]
             t0 = time.perf_counter()
             progress(f"{job['title']}: training here ({job['recipe'].threads} thread(s))")
             train_model(job["recipe"], job["pairs"], job["out"], job["seed"], job["key"],
                         base=job["base"], device=job["device"])
+            finished.add(job["out"])
             progress(f"{job['title']}: trained in {time.perf_counter() - t0:.0f} s")
         return
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
-    waiting, running = list(jobs), []
+    running: list = []
     try:
         while waiting or running:
             used = sum(job["recipe"].threads for _, job, _ in running)
-            while waiting and (not running or used + waiting[0]["recipe"].threads <= slots):
-                job = waiting.pop(0)
+            for job in next_jobs(waiting, slots - used):
                 proc = ctx.Process(target=_subprocess_main, args=(job,),
                                    name=f"mathir-train-{job['recipe'].name}")
                 proc.start()
                 running.append((proc, job, time.perf_counter()))
-                used += job["recipe"].threads
                 progress(f"{job['title']}: training in process {proc.pid} "
                          f"({job['recipe'].threads} thread(s); log {job['log']})")
+            if not running:
+                break  # nothing left that can start
             for item in list(running):
                 proc, job, t0 = item
                 proc.join(timeout=0.5)
@@ -403,6 +440,7 @@ def _run_jobs(jobs: list[dict], slots: int, parallel: bool, progress: _Progress)
                 if proc.exitcode != 0:
                     raise RuntimeError(f"{job['title']}: training failed (exit status "
                                        f"{proc.exitcode}); see {job['log']}")
+                finished.add(job["out"])
                 progress(f"{job['title']}: trained in {time.perf_counter() - t0:.0f} s")
     finally:
         for proc, _, _ in running:
@@ -417,15 +455,19 @@ def _run_jobs(jobs: list[dict], slots: int, parallel: bool, progress: _Progress)
 def _train_all(task, data, seeds: Sequence[int], recipes: Sequence[Recipe], root: Path,
                max_questions: int | None, device: str, parallel: bool,
                progress: _Progress) -> dict[int, dict[str, Path]]:
-    """Train (or reuse) every recipe's model for every seed; returns their directories."""
+    """Train (or reuse) every recipe's model for every seed; returns their directories.
+
+    The jobs go seed by seed, so that the first seeds' models are complete first (and
+    kept, should the command be stopped); a model starts from its base as soon as that
+    one is finished.
+    """
     from mathir.pipelines.reranker_training import task_training_pairs
 
     train = _split(task, data, "train", max_questions, root / "data")
     train_sha = _sha256_file(Path(train.topics))
     base_path, base_sha = _packaged_weights()
-    by_name = {r.name: r for r in recipes}
     models: dict[int, dict[str, Path]] = {}
-    pending: dict[str, list[dict]] = {}  # jobs, by whether their base is trained yet
+    jobs: list[dict] = []
     for seed in seeds:
         folder = root / f"seed{seed}"
         models[seed] = {r.name: folder / r.name for r in recipes}
@@ -436,33 +478,33 @@ def _train_all(task, data, seeds: Sequence[int], recipes: Sequence[Recipe], root
                                         first_stage=recipe.first_stage, seed=seed,
                                         negative_depth=recipe.negative_depth, quiet=True)
             counts.append(f"{recipe.name} {len(pairs)}")
-            job = {"recipe": recipe, "pairs": pairs, "seed": seed, "device": device,
-                   "out": str(models[seed][recipe.name]),
-                   "log": str(folder / f"{recipe.name}.log"),
-                   "title": f"seed {seed} {recipe.label}", "pairs_sha256": pairs_checksum(pairs),
-                   "base_dir": None if recipe.base is None else models[seed][recipe.base]}
-            pending.setdefault("after" if recipe.base else "first", []).append(job)
+            jobs.append({"recipe": recipe, "pairs": pairs, "seed": seed, "device": device,
+                         "out": str(models[seed][recipe.name]),
+                         "log": str(folder / f"{recipe.name}.log"),
+                         "title": f"seed {seed} {recipe.label}",
+                         "pairs_sha256": pairs_checksum(pairs),
+                         "base_dir": None if recipe.base is None else models[seed][recipe.base]})
         progress(f"seed {seed}: training pairs {', '.join(counts)} "
                  f"({time.perf_counter() - t0:.0f} s)")
-    for phase in ("first", "after"):
-        todo = []
-        for job in pending.get(phase, []):
-            if job["base_dir"] is None:
-                job["base"], base_weights = base_path, base_sha
-            else:
-                job["base"] = str(job["base_dir"])
-                base_weights = weights_checksum(job["base_dir"])
-            job["key"] = model_key(job["recipe"], job["seed"], job["pairs_sha256"], train_sha,
-                                   base_weights, device)
-            reason = why_not_done(job["out"], job["key"])
-            if reason is None:
-                progress(f"{job['title']}: reused ({job['out']}: manifest matches)")
-                continue
-            progress(f"{job['title']}: to train ({reason})")
-            Path(job["out"]).parent.mkdir(parents=True, exist_ok=True)
-            todo.append(job)
-        slots = max(r.threads for r in by_name.values()) if by_name else 1
-        _run_jobs(todo, slots, parallel, progress)
+
+    def prepare(job: dict) -> bool:
+        if job["base_dir"] is None:
+            job["base"], base_weights = base_path, base_sha
+        else:
+            job["base"] = str(job["base_dir"])
+            base_weights = weights_checksum(job["base_dir"])
+        job["key"] = model_key(job["recipe"], job["seed"], job["pairs_sha256"], train_sha,
+                               base_weights, device)
+        reason = why_not_done(job["out"], job["key"])
+        if reason is None:
+            progress(f"{job['title']}: reused ({job['out']}: manifest matches)")
+            return False
+        progress(f"{job['title']}: to train ({reason})")
+        Path(job["out"]).parent.mkdir(parents=True, exist_ok=True)
+        return True
+
+    slots = max((r.threads for r in recipes), default=1)
+    _run_jobs(jobs, max(slots, 2 if parallel else 1), parallel, progress, prepare)
     return models
 
 

@@ -234,3 +234,49 @@ def test_reproduce_command_end_to_end_then_resumes(tmp_path, monkeypatch, capsys
     assert err.count("reused (") == 3 and "training in process" not in err
     assert again["runs"] == report["runs"]
     assert again["models"]["0"]["bi"]["manifest"] == models["bi"]["manifest"]
+
+
+# --- the order of the trainings --------------------------------------------------------
+
+
+def _jobs(seeds, reused=()):
+    jobs = []
+    for seed in seeds:
+        for r in WORLDTREE_RECIPES:
+            jobs.append({"recipe": r, "seed": seed, "out": f"s{seed}/{r.name}",
+                         "title": f"{seed} {r.name}", "pairs": None, "device": "cpu",
+                         "base_dir": None if r.base is None else f"s{seed}/{r.base}",
+                         "reused": f"s{seed}/{r.name}" in reused})
+    return jobs
+
+
+def _trained_in_order(monkeypatch, jobs):
+    import mathir.reproduce as reproduce
+
+    order = []
+
+    def prepare(job):
+        job["key"], job["base"] = {}, job["base_dir"]
+        return not job["reused"]
+
+    monkeypatch.setattr(reproduce, "train_model",
+                        lambda recipe, pairs, out, *a, **k: order.append(out))
+    reproduce._run_jobs(jobs, 2, False, lambda line: None, prepare)
+    return order
+
+
+def test_a_seed_is_trained_whole_before_the_next(monkeypatch):
+    # Seed by seed, stage 2 right after stage 1: a stopped command keeps whole seeds.
+    assert _trained_in_order(monkeypatch, _jobs([0, 1])) == [
+        "s0/bi", "s0/ce1", "s0/ce2", "s1/bi", "s1/ce1", "s1/ce2"]
+
+
+def test_a_reused_model_lets_the_models_built_on_it_train(monkeypatch):
+    order = _trained_in_order(monkeypatch, _jobs([0, 1], reused={"s0/bi", "s0/ce1", "s1/bi"}))
+    assert order == ["s0/ce2", "s1/ce1", "s1/ce2"]
+
+
+def test_no_recipe_asks_for_more_threads_than_two_jobs_side_by_side_leave():
+    # Two jobs of one thread each keep both cores busy to the end; a job of two threads
+    # would wait for both and leave one idle meanwhile.
+    assert {r.threads for r in WORLDTREE_RECIPES} == {1}
