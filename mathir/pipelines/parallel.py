@@ -60,6 +60,7 @@ class ParallelTopics(pt.Transformer):
 
     def __init__(self, spec: PipelineSpec, workers: int = 2, backend: str = "processes",
                  ray_address: str | None = None, batches_per_worker: int = 2):
+        self._pool: cf.ProcessPoolExecutor | None = None  # (first: __del__ reads it)
         if backend not in ("processes", "ray"):
             raise ValueError(f"unknown backend {backend!r}; expected 'processes' or 'ray'")
         self.spec = spec
@@ -67,7 +68,6 @@ class ParallelTopics(pt.Transformer):
         self.backend = backend
         self.ray_address = ray_address
         self.batches_per_worker = batches_per_worker
-        self._pool: cf.ProcessPoolExecutor | None = None
 
     def close(self) -> None:
         """Stop the worker processes (they are kept between calls to ``transform``)."""
