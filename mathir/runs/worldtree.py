@@ -154,21 +154,23 @@ def _read_predictions_fast(path: str | Path, known: set[str] | None) -> _Coded |
     """
     coded = _Coded(2)
     try:
-        blocks = pd.read_csv(path, sep="\t", header=None, dtype=str, quoting=csv.QUOTE_NONE,
-                             na_filter=False, engine="c", encoding="utf-8",
-                             chunksize=_BLOCK)
-        for df in blocks:
-            if df.shape[1] != 2:
-                return None
-            for c, ids, out in ((0, coded.qids, coded.q), (1, coded.docnos, coded.d)):
-                codes, distinct = pd.factorize(df[c])
-                distinct = pd.Series(distinct, dtype=object)
-                if (distinct == "").any() or distinct.str.contains(r"\s|\x00", regex=True).any():
+        # (a context: the file is closed when a block returns None early)
+        with pd.read_csv(path, sep="\t", header=None, dtype=str, quoting=csv.QUOTE_NONE,
+                         na_filter=False, engine="c", encoding="utf-8",
+                         chunksize=_BLOCK) as blocks:
+            for df in blocks:
+                if df.shape[1] != 2:
                     return None
-                if c == 0 and known is not None and not set(distinct) <= known:
-                    return None
-                out.append(ids.encode(distinct)[codes])
-            coded.n.append(coded.names.encode([Path(path).stem])[np.zeros(len(df), np.int32)])
+                for c, ids, out in ((0, coded.qids, coded.q), (1, coded.docnos, coded.d)):
+                    codes, distinct = pd.factorize(df[c])
+                    distinct = pd.Series(distinct, dtype=object)
+                    if (distinct == "").any() or distinct.str.contains(r"\s|\x00",
+                                                                        regex=True).any():
+                        return None
+                    if c == 0 and known is not None and not set(distinct) <= known:
+                        return None
+                    out.append(ids.encode(distinct)[codes])
+                coded.n.append(coded.names.encode([Path(path).stem])[np.zeros(len(df), np.int32)])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
         return None
     if not coded.q:

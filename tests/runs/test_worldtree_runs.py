@@ -114,3 +114,18 @@ def test_reading_matches_reading_everything_with_pandas(lines, width, sep):
         warnings.simplefilter("ignore")
         run = read_run(p)
     pd.testing.assert_frame_equal(run, _reference(lines, width, "predict"))
+
+
+def test_a_file_the_fast_reader_refuses_is_closed(tmp_path):
+    import gc
+    import warnings
+
+    from mathir.runs.worldtree import _read_predictions_fast
+
+    bad = tmp_path / "p.txt"
+    bad.write_text("WT_DEV_01\tx\ty\n")  # three columns: the fast reader returns None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        assert _read_predictions_fast(bad, None) is None
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
