@@ -276,6 +276,7 @@ def train_model(recipe: Recipe, pairs, out: str | Path, seed: int, key: dict,
     from mathir.runs.provenance import git_state
 
     out = Path(out)
+    git = git_state()  # the code it starts with (a commit made while it trains is not it)
     options = {"loss": recipe.loss} if recipe.kind == "cross-encoder" else {}
     train = train_bi_encoder if recipe.kind == "bi-encoder" else train_cross_encoder
     with deterministic_torch(seed, recipe.threads), atomic_directory(out) as tmp:
@@ -289,7 +290,7 @@ def train_model(recipe: Recipe, pairs, out: str | Path, seed: int, key: dict,
         trained.rmdir()
         manifest = read_manifest(tmp) or {}
         write_manifest(tmp, manifest | {"reproduce": key, "weights_sha256": weights_checksum(tmp),
-                                        "git": git_state(), "threads": recipe.threads})
+                                        "git": git, "threads": recipe.threads})
     return out
 
 

@@ -280,3 +280,28 @@ def test_no_recipe_asks_for_more_threads_than_two_jobs_side_by_side_leave():
     # Two jobs of one thread each keep both cores busy to the end; a job of two threads
     # would wait for both and leave one idle meanwhile.
     assert {r.threads for r in WORLDTREE_RECIPES} == {1}
+
+
+# --- provenance ------------------------------------------------------------------------
+
+
+@needs_neural  # (train_model seeds torch)
+def test_a_model_records_the_commit_it_started_from(tmp_path, monkeypatch):
+    # A commit made while a model trains (an hour here) is not the code that trained it.
+    import mathir.pipelines.reranker_training as training
+    import mathir.runs.provenance as provenance
+
+    state = {"commit": "started-here", "dirty": True}
+    monkeypatch.setattr(provenance, "git_state", lambda: dict(state))
+
+    def fake_train(pairs, out, **options):
+        out = Path(out)
+        out.mkdir(parents=True)
+        (out / "model.safetensors").write_bytes(b"weights")
+        state.update(commit="committed-meanwhile", dirty=False)
+        return out
+
+    monkeypatch.setattr(training, "train_bi_encoder", fake_train)
+    recipe = dataclasses.replace(WORLDTREE_RECIPES[0], max_steps=1)
+    out = train_model(recipe, None, tmp_path / "bi", 0, {"seed": 0})
+    assert read_manifest(out)["git"] == {"commit": "started-here", "dirty": True}
