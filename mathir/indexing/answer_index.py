@@ -26,7 +26,7 @@ from mathir.indexing.html_text import html_to_text
 from mathir.indexing.id_arrays import IdColumnWriter, IdLookup
 from mathir.indexing.mse_posts import Post, iter_posts
 from mathir.indexing.native_output import native_output_to
-from mathir.indexing.pisa_impacts import ImpactShards
+from mathir.indexing.pisa_impacts import ImpactShards, resolve_scoring
 from mathir.indexing.tfidf import TfidfIndex
 from mathir.indexing.thread_html import iter_thread_posts
 from mathir.storage import (
@@ -44,10 +44,6 @@ STEMMER = "porter2"
 # BM25's (k1, b) in mathir's pipelines (mathir.pipelines.lexical.bm25 and the formula
 # retrievers): a build compiles their block-max data, so that searching writes nothing.
 BM25_DEFAULTS = (1.2, 0.75)
-#: ``bm25``: one PISA index, BM25 computed when searching (any k1, b); ``bm25-impacts``:
-#: shards of BM25 impacts from the whole collection, searched side by side
-#: (:mod:`mathir.indexing.pisa_impacts`).
-SCORINGS = ("bm25", "bm25-impacts")
 
 
 @dataclass(frozen=True)
@@ -300,14 +296,7 @@ class AnswerIndex(pt.Artifact):
         """
         if not isinstance(collection, AnswerCollection):
             collection = AnswerCollection.at(collection)
-        if scoring is None:
-            params = (read_manifest(path) or {}).get("params") or {}
-            scoring = params.get("scoring", "bm25")
-            if scoring != "bm25" and shards == 1:
-                shards = params.get("shards", 1)
-        if scoring not in SCORINGS:
-            raise InputError(f"unknown answer index scoring {scoring!r}; expected one of "
-                             f"{list(SCORINGS)}")
+        scoring, shards = resolve_scoring(path, scoring, shards, "answer")
         if shards < 1:
             raise InputError(f"shards must be at least 1, not {shards}")
         if shards > 1 and scoring == "bm25":

@@ -55,7 +55,7 @@ from mathir.indexing.id_arrays import (
     save_column,
 )
 from mathir.indexing.native_output import native_output_to
-from mathir.indexing.pisa_impacts import ImpactShards, write_impacts
+from mathir.indexing.pisa_impacts import ImpactShards, resolve_scoring, write_impacts
 from mathir.indexing.pisa_postings import PostingsWriter, write_index
 from mathir.indexing.shard_jobs import run_shard_jobs
 from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
@@ -64,10 +64,6 @@ from mathir.tabular import count_lines
 INDEX_FORMAT = 4
 REPRESENTATIONS = ("tuples", "words")
 META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")
-#: ``bm25``: one PISA index per representation, BM25 computed when searching (any k1, b);
-#: ``bm25-impacts``: the build's shards kept as PISA indexes of BM25 impacts from the
-#: whole collection's statistics, searched side by side (:mod:`mathir.indexing.pisa_impacts`).
-SCORINGS = ("bm25", "bm25-impacts")
 #: Distinct formulas whose encoded tokens are kept decoded in memory while building
 #: (about 0.5 KB each); the others are read back from a file (see :class:`_Entries`).
 CACHE_SIZE = 200_000
@@ -388,14 +384,7 @@ class FormulaIndex(pt.Artifact):
         >>> idx.num_docs > 1000, idx.fallbacks < 5
         (True, True)
         """
-        if scoring is None:
-            params = (read_manifest(path) or {}).get("params") or {}
-            scoring = params.get("scoring", "bm25")
-            if scoring != "bm25" and shards == 1:
-                shards = params.get("shards", 1)
-        if scoring not in SCORINGS:
-            raise InputError(f"unknown formula index scoring {scoring!r}; expected one of "
-                             f"{list(SCORINGS)}")
+        scoring, shards = resolve_scoring(path, scoring, shards, "formula")
         source = Path(source)
         if not source.exists():
             raise InputError("formula source not found (a formula TSV, Posts.V1.3.xml or a "

@@ -42,11 +42,36 @@ import pandas as pd
 
 from mathir.errors import InputError
 
+#: ``bm25``: one PISA index, BM25 computed when searching (any k1, b); ``bm25-impacts``:
+#: shards of BM25 impacts from the whole collection, searched side by side.
+SCORINGS = ("bm25", "bm25-impacts")
 #: Impacts are the integers 1 .. LEVELS (14 bits).
 LEVELS = (1 << 14) - 1
 #: PISA accumulates scores in float32: integer sums are exact below this.
 EXACT_SUM = 1 << 24
 _CHUNK = 1 << 24  # postings rewritten at a time
+
+
+def resolve_scoring(path: str | Path, scoring: str | None, shards: int,
+                    what: str) -> tuple[str, int]:
+    """The scoring and shards an index build at ``path`` uses: ``scoring=None`` keeps
+    those of the index already there (``bm25`` where there is none); an unknown scoring
+    is refused (``what``: the kind of index, for the message).
+
+    >>> resolve_scoring("/no/index", None, 1, "answer")
+    ('bm25', 1)
+    """
+    from mathir.storage import read_manifest
+
+    if scoring is None:
+        params = (read_manifest(path) or {}).get("params") or {}
+        scoring = params.get("scoring", "bm25")
+        if scoring != "bm25" and shards == 1:
+            shards = params.get("shards", 1)
+    if scoring not in SCORINGS:
+        raise InputError(f"unknown {what} index scoring {scoring!r}; expected one of "
+                         f"{list(SCORINGS)}")
+    return scoring, shards
 
 
 def _terms(path: Path) -> list[str]:
