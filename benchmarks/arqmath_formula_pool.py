@@ -8,7 +8,11 @@ visual id in it; runs are evaluated the official way (visual-id dedup, prime mea
 against the visual-id qrels restricted to the pool, so a perfect ranking scores 1.
 
     python benchmarks/arqmath_formula_pool.py --json [--data ../shared/data/arqmath]
-        [--scoring bm25-impacts [--shards 3]]
+        [--scoring bm25-impacts [--shards 3]] [--prune 0.05:64 --prune 0.02:none]
+
+``--prune MAX_DF:MAX_TERMS`` adds ``formula-tuples`` with first-stage query pruning
+(:class:`mathir.pipelines.formula.PruneQuery`; ``none`` switches a rule off) as the
+pipeline ``formula-tuples[max_df=...,max_terms=...]``.
 
 Prints per year and overall nDCG', MAP', P'@10 per pipeline, and the parse-fallback
 counts of the pool and of the query formulas.
@@ -17,6 +21,7 @@ counts of the pool and of the query formulas.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import tempfile
@@ -58,6 +63,17 @@ def build_pool(data: Path, out: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
     return pool, {y: q[q["docno"].isin(present)] for y, q in qrels.items()}
 
 
+def _prune(text: str) -> tuple[float | None, int | None]:
+    """``MAX_DF:MAX_TERMS`` (either ``none``) as PruneQuery's two parameters."""
+    try:
+        max_df, max_terms = text.split(":")
+        return (None if max_df.lower() == "none" else float(max_df),
+                None if max_terms.lower() == "none" else int(max_terms))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MAX_DF:MAX_TERMS, e.g. 0.05:64, not {text!r}"
+                                         ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
@@ -66,7 +82,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="the formula index's scoring (bm25-impacts: BM25 impacts in shards)")
     ap.add_argument("--shards", type=int, default=1,
                     help="with --scoring bm25-impacts: shards of the pool (the same ranking)")
+    ap.add_argument("--prune", action="append", default=[], metavar="MAX_DF:MAX_TERMS",
+                    type=_prune, help="also formula-tuples with this query pruning "
+                    "(repeatable; 'none' switches a rule off)")
     args = ap.parse_args(argv)
+    pipelines = dict(PIPELINES)
+    for max_df, max_terms in args.prune:
+        pipelines[f"formula-tuples[max_df={max_df},max_terms={max_terms}]"] = \
+            functools.partial(formula_tuples, max_df=max_df, max_terms=max_terms)
     if not (args.data / "collection_sample").is_dir():
         print(f"error: no ARQMath data at {args.data}", file=sys.stderr)
         return 2
@@ -89,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             topics[year] = t[t["qid"].isin(set(qrels[year]["qid"]))].reset_index(drop=True)
             result["topics"][year] = len(topics[year])
         all_qrels = pd.concat(qrels.values(), ignore_index=True)
-        for name, make in PIPELINES.items():
+        for name, make in pipelines.items():
             pipe = make(index)
             scores: dict[str, dict] = {}
             runs = {}

@@ -40,6 +40,7 @@ Targets on the 2-core, 24 GB machine at N = 28,000,000: build <= 90 min wall and
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import multiprocessing
@@ -64,6 +65,10 @@ HEAPS_K, HEAPS_BETA = 1.182, 0.922  # fitted on the derived table (see the docst
 GENERATOR_VERSION = 3
 #: PISA's other exact algorithms, timed on ``formula-tuples`` beside its default (maxscore).
 ALGORITHMS = ("block_max_maxscore", "block_max_wand")
+#: First-stage pruning of the tuple query (max_df, max_terms: PruneQuery), timed on
+#: ``formula-tuples`` beside the unpruned query; their effectiveness is measured by
+#: ``benchmarks/arqmath_formula_pool.py --prune``.
+PRUNES = ((0.05, None), (None, 64), (0.05, 64), (0.02, 64), (0.01, 64))
 _VAR = re.compile(r"(?<![\\a-zA-Z])([a-zA-Z])(?![a-zA-Z])")
 _NUM = re.compile(r"\d+")
 LETTERS = "abcdefghijkmnpqrstuvwxyzABCDEFGHKMNPQRSTUVWXYZ"
@@ -187,7 +192,7 @@ def _build_job(tsv: str, index: str, workers: int | None, shards: int, scoring: 
                "manifest": idx.manifest})
 
 
-def _query_job(index: str, queries: list[str], queue) -> None:
+def _query_job(index: str, queries: list[str], queue, prunes=PRUNES) -> None:
     import pandas as pd
 
     from mathir.indexing.formula_index import FormulaIndex
@@ -203,6 +208,9 @@ def _query_job(index: str, queries: list[str], queue) -> None:
     pipelines = [("formula-tuples", formula_tuples, "maxscore"),
                  ("formula-words", formula_words, "maxscore")]
     pipelines += [(f"formula-tuples[{a}]", formula_tuples, a) for a in ALGORITHMS]
+    pipelines += [(f"formula-tuples[max_df={d},max_terms={t}]",
+                   functools.partial(formula_tuples, max_df=d, max_terms=t), "maxscore")
+                  for d, t in prunes]
     for name, make, algorithm in pipelines:
         pipe = make(idx, query_algorithm=algorithm)
         t0 = time.perf_counter()

@@ -320,38 +320,14 @@ class AnswerIndex(pt.Artifact):
     @staticmethod
     def _build_into(tmp: Path, collection: AnswerCollection, with_title: bool,
                     quiet: bool) -> dict:
-        from pyterrier_pisa import PisaIndex
-
-        n = 0
-        failures: list[BaseException] = []
-        with native_output_to(tmp / "pisa.log") as visible, \
-                open(tmp / "meta.tsv", "w", encoding="utf-8") as meta:
-            bar = tqdm(desc="indexing answers", unit=" answers", disable=quiet, file=visible,
-                       total=None if quiet else collection.count_answers(),
-                       mininterval=0.5)
-
-            def docs():
-                # pyterrier-pisa consumes this in a writer thread and would index a
-                # truncated collection if it raised: keep the error for this thread.
-                nonlocal n
-                try:
-                    for doc in collection.iter_answers(with_title, math_words=True):
-                        meta.write(f"{doc['docno']}\t{doc['thread_id']}\n")
-                        n += 1
-                        bar.update()
-                        yield doc
-                except BaseException as e:  # noqa: BLE001 - re-raised below
-                    failures.append(e)
-
-            PisaIndex(str(tmp / "pisa"), stemmer=STEMMER, text_field="text",
-                      batch_size=20_000, threads=max(1, os.cpu_count() or 1)).index(docs())
-            bar.close()
-            if not failures and n:
-                compile_bm25(tmp / "pisa", *BM25_DEFAULTS)
-        if failures:
-            raise failures[0]
+        n = _index_answer_slice(str(collection.path), collection.kind, with_title, str(tmp),
+                                rows=(0, None),
+                                total=None if quiet else collection.count_answers(),
+                                threads=max(1, os.cpu_count() or 1))
         if n == 0:
             raise InputError("the collection has no answer posts", path=collection.path)
+        with native_output_to(tmp / "pisa.log"):
+            compile_bm25(tmp / "pisa", *BM25_DEFAULTS)
         TfidfIndex.build_from_pisa(tmp / "pisa", tmp / "tfidf", stemmer=STEMMER)
         return {"num_docs": n}
 
@@ -361,8 +337,9 @@ def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
                         threads: int = 1) -> int:
     """Index the answers ``rows`` (a range of answer numbers, open-ended when the end is
     None) of a collection into the PISA folder ``out/pisa`` and ``out/meta.tsv``; their
-    number. Runs in a shard process or a Ray task, or here with a progress bar of
-    ``total`` answers when that is given, and PISA's ``threads``."""
+    number. Runs in a shard process or a Ray task, or in the build of an unsharded index
+    (``rows=(0, None)``), with a progress bar of ``total`` answers when that is given,
+    and PISA's ``threads``."""
     from pyterrier_pisa import PisaIndex
 
     collection, out_dir = AnswerCollection(Path(path), kind), Path(out)
@@ -376,7 +353,9 @@ def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
 
         def docs():
             nonlocal n
-            try:  # (pyterrier-pisa reads this in a thread: keep its error, see _build_into)
+            # pyterrier-pisa consumes this in a writer thread and would index a truncated
+            # collection if it raised: keep the error for this thread.
+            try:
                 for doc in islice(collection.iter_answers(with_title, math_words=True), *rows):
                     meta.write(f"{doc['docno']}\t{doc['thread_id']}\n")
                     n += 1

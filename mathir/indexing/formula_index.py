@@ -56,7 +56,12 @@ from mathir.indexing.id_arrays import (
 )
 from mathir.indexing.native_output import native_output_to
 from mathir.indexing.pisa_impacts import ImpactShards, resolve_scoring, write_impacts
-from mathir.indexing.pisa_postings import PostingsWriter, write_index
+from mathir.indexing.pisa_postings import (
+    PisaLexicon,
+    PostingsWriter,
+    document_frequencies,
+    write_index,
+)
 from mathir.indexing.shard_jobs import run_shard_jobs
 from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
 from mathir.tabular import count_lines
@@ -257,6 +262,7 @@ class FormulaIndex(pt.Artifact):
                              f"mathir reads format {INDEX_FORMAT}): build it again with "
                              "FormulaIndex.build or `mathir index`", path=self.path)
         self._pisa: dict[str, object] = {}
+        self._df: dict[str, list] = {}
         self._columns: dict[str, np.ndarray] = {}
         self._lookup: IdLookup | None = None
 
@@ -343,6 +349,36 @@ class FormulaIndex(pt.Artifact):
                   for i in range(len(info["shard_docs"]))]
         return ImpactShards(shards, self.positions, info["levels"],
                             query_algorithm=query_algorithm)
+
+    def document_frequency(self, representation: str, tokens) -> np.ndarray:
+        """How many indexed formulas hold each of ``tokens`` in ``representation`` (0 for
+        a token the index does not hold), summed over the shards of a sharded index.
+
+        A build saves them (``df.npy`` beside each PISA index); for an index built before
+        it did, they are counted from PISA's postings on first use (seconds at millions of
+        terms).
+
+        >>> import tempfile
+        >>> from mathir.samples import arqmath_sample
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> idx.document_frequency("words", ["x", "no-such-token"]).tolist()
+        [352, 0]
+        """
+        _check(representation)
+        tokens = list(tokens)
+        if representation not in self._df:
+            folder = self.path / representation
+            folders = ([folder] if self.scoring == "bm25" else
+                       [folder / f"shard-{i}"
+                        for i in range(len(self.impacts(representation)["shard_docs"]))])
+            self._df[representation] = [(PisaLexicon(f), document_frequencies(f))
+                                        for f in folders]
+        out = np.zeros(len(tokens), dtype=np.int64)
+        for lexicon, df in self._df[representation]:
+            ids = lexicon.ids(tokens)
+            found = ids >= 0
+            out[found] += df[ids[found]]
+        return out
 
     def pisa(self, representation: str):
         """The ``pyterrier_pisa.PisaIndex`` of ``tuples`` or ``words`` (``bm25`` scoring)."""
@@ -445,7 +481,8 @@ def _build_into(tmp: Path, source: Path, window: int, quiet: bool, workers: int 
     with native_output_to(tmp / "pisa.log"):
         for name in REPRESENTATIONS:
             if scoring == "bm25":
-                sizes[name] = write_index(tmp / name, [part / name for part in parts])
+                sizes[name] = write_index(tmp / name, [part / name for part in parts],
+                                          df_file=tmp / name / "df.npy")
                 compile_bm25(tmp / name, *BM25_DEFAULTS)  # searching then writes nothing
             else:
                 sizes[name], impacts[name] = _write_impact_shards(tmp / name, parts, name)
@@ -484,7 +521,7 @@ def _write_impact_shards(folder: Path, parts: list[Path], name: str) -> tuple[di
         if json.loads((part / name / "part.json").read_text())["num_docs"] == 0:
             continue  # (e.g. no formula of a shard had LaTeX words): PISA needs documents
         shard = folder / f"shard-{len(shards)}"
-        postings += write_index(shard, [part / name])["num_postings"]
+        postings += write_index(shard, [part / name], df_file=shard / "df.npy")["num_postings"]
         shards.append(shard)
     if not shards:
         raise InputError(f"no formula has {name}")

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from mathir.errors import InputError
+from mathir.indexing.pisa_postings import list_heads
 
 #: ``bm25``: one PISA index, BM25 computed when searching (any k1, b); ``bm25-impacts``:
 #: shards of BM25 impacts from the whole collection, searched side by side.
@@ -79,19 +80,6 @@ def _terms(path: Path) -> list[str]:
         return f.read().splitlines()
 
 
-def _heads(freqs: np.ndarray, num_terms: int) -> np.ndarray:
-    """Position of each term's count in ``inv.freqs`` (each list is a count, then values)."""
-    heads = np.empty(num_terms, dtype=np.int64)
-    pos = 0
-    for t in range(num_terms):  # a walk: a list's start depends on every list before it
-        heads[t] = pos
-        pos += int(freqs[pos]) + 1
-    if pos != len(freqs):
-        raise InputError(f"PISA collection with {num_terms} terms in fwd.terms but lists "
-                         f"that end at {pos} of {len(freqs)} values in inv.freqs")
-    return heads
-
-
 def idf_weights(df: np.ndarray, num_docs: int, k1: float) -> np.ndarray:
     """PISA's BM25 term weight: ``max(1e-6, ln((N - df + .5) / (df + .5))) * (1 + k1)``.
 
@@ -123,7 +111,7 @@ def write_impacts(shards: Sequence[str | Path], k1: float, b: float,
     for shard in shards:
         t = _terms(shard)
         freqs = np.memmap(shard / "inv.freqs", dtype=np.uint32, mode="r")
-        h = _heads(freqs, len(t))
+        h = list_heads(freqs, len(t))
         terms.append(t)
         heads.append(h)
         dfs.append(np.asarray(freqs[h], dtype=np.int64))

@@ -94,6 +94,66 @@ def _check_representation(representation: str) -> str:
     return representation
 
 
+class PruneQuery(pt.Transformer):
+    """First-stage pruning: drop a formula query's commonest tokens before BM25.
+
+    A token held by more than ``max_df`` of the index's formulas (a fraction) is dropped,
+    unless every token of the query is that common; then, of a query with more than
+    ``max_terms`` tokens, only the ``max_terms`` rarest are kept (ties by token). Tokens
+    the index does not hold are dropped (they score nothing). Common tokens add little
+    to BM25 (a low idf) but have the longest posting lists, which PISA must walk for the
+    top 2,000 hits; ``None`` switches either rule off. Every parameter may change between
+    calls (``set_parameter``).
+
+    >>> import tempfile
+    >>> from mathir.samples import arqmath_sample
+    >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+    >>> q = FormulaQuery("words")(pd.DataFrame({"qid": ["1"], "query": ["$x^2 + y$"]}))
+    >>> idx.num_docs, idx.document_frequency("words", q["query_toks"][0]).tolist()
+    (1528, [352, 448, 359, 278, 46])
+    >>> PruneQuery(idx, "words", max_df=0.1, max_terms=None)(q)["query_toks"][0]
+    {'y': 1.0}
+    >>> PruneQuery(idx, "words", max_df=None, max_terms=2)(q)["query_toks"][0]
+    {'plus': 1.0, 'y': 1.0}
+    """
+
+    def __init__(self, index: FormulaIndex, representation: str = "tuples",
+                 max_df: float | None = 0.05, max_terms: int | None = 64):
+        self.index = index
+        self.representation = representation
+        self.max_df = max_df
+        self.max_terms = max_terms
+
+    def __repr__(self) -> str:
+        return (f"PruneQuery({str(self.index.path)!r}, {self.representation!r}, "
+                f"max_df={self.max_df}, max_terms={self.max_terms})")
+
+    def prune(self, toks: dict[str, float]) -> dict[str, float]:
+        """The query tokens ``toks`` that are kept."""
+        if self.max_df is not None and not 0 < self.max_df <= 1:
+            raise InputError(f"max_df is a fraction of the formulas (0 < max_df <= 1), "
+                             f"not {self.max_df}")
+        if self.max_terms is not None and self.max_terms < 1:
+            raise InputError(f"max_terms must be at least 1, not {self.max_terms}")
+        terms = list(toks)
+        df = self.index.document_frequency(_check_representation(self.representation), terms)
+        kept = [(int(d), t) for d, t in zip(df, terms, strict=True) if d > 0]
+        if self.max_df is not None:
+            rare = [(d, t) for d, t in kept if d <= self.max_df * self.index.num_docs]
+            kept = rare or kept
+        if self.max_terms is not None and len(kept) > self.max_terms:
+            kept = sorted(kept)[:self.max_terms]
+        chosen = {t for _, t in kept}
+        return {t: w for t, w in toks.items() if t in chosen}
+
+    def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
+        if "query_toks" not in topics.columns:
+            raise InputError("PruneQuery needs query_toks (put a FormulaQuery first)")
+        out = topics.copy()
+        out["query_toks"] = [self.prune(toks) for toks in out["query_toks"]]
+        return out
+
+
 class FormulaRetriever(pt.Transformer):
     """BM25 (PISA) over one representation of a :class:`FormulaIndex`.
 
@@ -181,12 +241,16 @@ def formula_words(index: FormulaIndex, num_results: int = 1000, verbose: bool = 
 
 def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool = False,
                    k1: float = 1.2, b: float = 0.75, abstract: bool = True,
-                   symbols: bool = False, query_algorithm: str = "maxscore") -> pt.Transformer:
+                   symbols: bool = False, query_algorithm: str = "maxscore",
+                   max_df: float | None = None, max_terms: int | None = None
+                   ) -> pt.Transformer:
     """Tangent-S style symbol-pair tuples of the query's SLT, BM25 over formula tuples.
 
     The query uses the pairs and their type-abstracted copies; symbol unigrams
     (``symbols=True``) add 0.0006 nDCG' on real judged formulas but cost a sixth of
     the query time (benchmarks/arqmath_formula_pool.py, benchmarks/formula_search.py).
+    ``max_df`` and ``max_terms`` prune the query's commonest tuples first
+    (:class:`PruneQuery`; both ``None``: no pruning).
 
     >>> import tempfile
     >>> from mathir.samples import arqmath_sample
@@ -195,7 +259,10 @@ def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool =
     >>> len(res), res.visual_id.is_unique
     (5, True)
     """
-    return (FormulaQuery("tuples", abstract=abstract, symbols=symbols)
+    query = FormulaQuery("tuples", abstract=abstract, symbols=symbols)
+    if max_df is not None or max_terms is not None:
+        query = query >> PruneQuery(index, "tuples", max_df=max_df, max_terms=max_terms)
+    return (query
             >> FormulaRetriever(index, "tuples", 2 * num_results, k1, b, query_algorithm)
             >> VisualDedup(num_results))
 

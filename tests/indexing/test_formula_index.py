@@ -210,3 +210,39 @@ def test_shards_that_repeat_an_id_are_refused(tmp_path):
 def test_posts_are_not_sharded(sample, tmp_path):
     with pytest.raises(InputError, match="without shards"):
         FormulaIndex.build(sample.posts, tmp_path / "idx", quiet=True, shards=2)
+
+
+def _counted_document_frequencies(sample, representation: str) -> dict[str, int]:
+    """Each token's document frequency counted from the source with the indexer's own
+    tokenizer, independently of PISA's files."""
+    from collections import Counter
+
+    from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
+
+    tokenizer, df = FormulaTokenizer(window=2), Counter()
+    for formula in read_formula_index(sample.formulas)["formula"]:
+        if not formula.strip():
+            continue
+        toks = tokenizer.tokens(formula) if representation == "tuples" else \
+            latex_word_tokens(formula)
+        df.update(t for t, c in toks.items() if int(c) > 0)
+    return dict(df)
+
+
+@pytest.mark.parametrize("representation", ["tuples", "words"])
+def test_document_frequencies_are_the_collections(tsv_index, sample, tmp_path, representation):
+    expected = _counted_document_frequencies(sample, representation)
+    tokens = sorted(expected) + ["no such token", ""]
+    want = [expected.get(t, 0) for t in tokens]
+    assert tsv_index.document_frequency(representation, tokens).tolist() == want
+    # An index built before the build saved df.npy: counted from PISA's postings.
+    import shutil
+
+    older = tmp_path / "older"
+    shutil.copytree(tsv_index.path, older)
+    (older / representation / "df.npy").unlink()
+    assert FormulaIndex(older).document_frequency(representation, tokens).tolist() == want
+    # Shards of impacts: each shard's lexicon and frequencies, summed.
+    shards = FormulaIndex.build(sample.formulas, tmp_path / "impacts", quiet=True, shards=3,
+                                scoring="bm25-impacts")
+    assert shards.document_frequency(representation, tokens).tolist() == want

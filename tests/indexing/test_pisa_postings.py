@@ -7,7 +7,12 @@ import random
 import pytest
 
 from mathir.indexing import pisa_postings
-from mathir.indexing.pisa_postings import PostingsWriter, write_pisa_index
+from mathir.indexing.pisa_postings import (
+    PisaLexicon,
+    PostingsWriter,
+    document_frequencies,
+    write_pisa_index,
+)
 
 FILES = ["inv.docs", "inv.freqs", "inv.sizes", "fwd.documents", "fwd.terms", "fwd.doclex",
          "fwd.termlex"]
@@ -89,3 +94,17 @@ def test_parts_of_consecutive_slices_make_the_same_index(tmp_path, monkeypatch):
         assert (tmp_path / "merged" / name).read_bytes() == \
             (tmp_path / "whole" / name).read_bytes(), name
     assert all(not any(p.iterdir()) for p in parts)  # the parts' files are consumed
+
+
+def test_lexicon_finds_every_term_and_no_other(tmp_path):
+    # Non-ASCII terms too: the lexicon is sorted by code point, UTF-8 bytes keep that order.
+    terms = ["a", "b", "z", "é", "ß", "α", "x2", "x10", "ab"]
+    docs = [(f"d{i}", {t: i + 1, "a": 1}) for i, t in enumerate(terms)]
+    write_pisa_index(tmp_path / "p", docs)
+    lexicon = PisaLexicon(tmp_path / "p")
+    listed = (tmp_path / "p" / "fwd.terms").read_text(encoding="utf-8").splitlines()
+    assert len(lexicon) == len(listed) == len(terms)
+    assert lexicon.ids(listed).tolist() == list(range(len(listed)))
+    assert lexicon.ids(["", "aa", "c", "zz", "ω", "x1"]).tolist() == [-1] * 6
+    df = document_frequencies(tmp_path / "p")
+    assert df[lexicon.ids(["a", "b"])].tolist() == [len(terms), 1]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from mathir.errors import InputError
 from mathir.indexing.formula_index import FormulaIndex
 from mathir.pipelines.formula import (
     FormulaAwareAnswers,
     FormulaQuery,
+    PruneQuery,
     answer_formula_index,
     formula_aware,
     formula_tuples,
@@ -137,3 +139,43 @@ def test_every_query_algorithm_finds_the_same_scores(findex, sample, algorithm):
     assert len(merged) >= 0.95 * len(base)  # only ties at the cut may differ
     assert (merged["score"] - merged["score_other"]).abs().max() < 1e-4
     assert f"query_algorithm={algorithm!r}" in repr(formula_tuples(findex, query_algorithm=algorithm))
+
+
+def _query(text: str) -> pd.DataFrame:
+    return FormulaQuery("tuples")(pd.DataFrame({"qid": ["1"], "query": [text]}))
+
+
+def test_pruning_drops_common_tokens_then_keeps_the_rarest(findex):
+    q = _query(r"f(x)= \\frac{x^2 + x + c}{x^2 + 2x + c}")
+    toks = q["query_toks"][0]
+    df = dict(zip(toks, findex.document_frequency("tuples", list(toks)).tolist()))
+    n = findex.num_docs
+    assert 0 in df.values() and max(df.values()) > 0.05 * n  # every rule has work
+    known = {t: w for t, w in toks.items() if df[t] > 0}
+    kept = PruneQuery(findex, max_df=0.05, max_terms=None).prune(toks)
+    assert set(kept) == {t for t, d in df.items() if 0 < d <= 0.05 * n}
+    assert all(kept[t] == toks[t] for t in kept)  # weights unchanged
+    rarest = PruneQuery(findex, max_df=None, max_terms=5).prune(toks)
+    assert sorted(rarest) == sorted(t for _, t in sorted((df[t], t) for t in known)[:5])
+    # Tokens the index does not hold score nothing: they are dropped.
+    assert PruneQuery(findex, max_df=None, max_terms=None).prune(toks) == known
+    # A query of common tokens only keeps them.
+    common = {t: w for t, w in toks.items() if df[t] > 0.05 * n}
+    assert PruneQuery(findex, max_df=0.05, max_terms=None).prune(common) == common
+
+
+def test_unpruned_and_barely_pruned_tuples_rank_alike(findex, sample):
+    topics = read_task2_topics(sample.task2_topics)
+    base = formula_tuples(findex, num_results=50).transform(topics)
+    same = formula_tuples(findex, num_results=50, max_df=1.0).transform(topics)
+    pd.testing.assert_frame_equal(base, same)
+    pruned = formula_tuples(findex, num_results=50, max_df=0.05, max_terms=8).transform(topics)
+    assert set(pruned.qid) == set(topics.qid)
+    assert not pruned.duplicated(["qid", "visual_id"]).any()
+    assert "PruneQuery" in repr(formula_tuples(findex, max_df=0.05))
+
+
+@pytest.mark.parametrize(("max_df", "max_terms"), [(0.0, None), (1.5, None), (None, 0)])
+def test_pruning_parameters_are_checked(findex, max_df, max_terms):
+    with pytest.raises(InputError):
+        PruneQuery(findex, max_df=max_df, max_terms=max_terms)(_query("x^2"))
