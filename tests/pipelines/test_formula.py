@@ -148,7 +148,7 @@ def _query(text: str) -> pd.DataFrame:
 def test_pruning_drops_common_tokens_then_keeps_the_rarest(findex):
     q = _query(r"f(x)= \\frac{x^2 + x + c}{x^2 + 2x + c}")
     toks = q["query_toks"][0]
-    df = dict(zip(toks, findex.document_frequency("tuples", list(toks)).tolist()))
+    df = dict(zip(toks, findex.document_frequency("tuples", list(toks)).tolist(), strict=True))
     n = findex.num_docs
     assert 0 in df.values() and max(df.values()) > 0.05 * n  # every rule has work
     known = {t: w for t, w in toks.items() if df[t] > 0}
