@@ -211,6 +211,9 @@ def _add_reproduce(sub) -> None:
                     help="runs and the table: worldtree.md and worldtree.json "
                     "(default: runs/reproduce)")
     sp.add_argument("--no-test", action="store_true", help="evaluate on Dev only")
+    sp.add_argument("--combine", nargs="+", metavar="REPORT.json",
+                    help="train nothing: put the worldtree.json reports of single seeds "
+                    "(one per working session) together into one table in --out")
     sp.add_argument("--ensemble", action="store_true",
                     help="also the seed ensemble (every seed's models, scores averaged)")
     sp.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -480,8 +483,12 @@ COMMANDS["train-reranker"] = _cmd_train_reranker
 def _cmd_reproduce(args) -> None:
     import json
 
-    from mathir.reproduce import markdown_tables, reproduce_worldtree
+    from mathir.reproduce import combine_reports, markdown_tables, reproduce_worldtree
 
+    if args.combine:
+        report = combine_reports(args.combine, args.out)
+        print(json.dumps(report) if args.json else markdown_tables(report))
+        return
     if args.seeds < 1:
         raise InputError("--seeds must be at least 1")
     for name in ("max_questions", "max_steps"):

@@ -621,6 +621,103 @@ def markdown_tables(report: dict) -> str:
     return "\n".join(lines)
 
 
+#: What every seed of one table must share: the models' training, all but the seed.
+_SHARED_KEY = ("task", "recipe", "device", "training_pairs_sha256", "train_file_sha256",
+               "base_weights_sha256", "training_code_sha256", "packages")
+
+
+def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None) -> dict:
+    """One table from the ``worldtree.json`` reports of runs of single seeds.
+
+    Three seeds' trainings do not fit in one working session of a 2-core machine that
+    keeps nothing between sessions; one seed does. Each session runs
+    ``mathir reproduce worldtree --seed S`` and keeps its report (a few kB; the models
+    are not needed afterwards); this puts the reports together: every seed's MAP, the
+    mean ± standard deviation, the reference rows, and how many Test evaluations each
+    report logged. The reports must be of distinct seeds and of the same training (the
+    ``reproduce`` entries of their models' manifests equal but for the seed: recipe,
+    data and base-model checksums, training code and library versions); their Dev and
+    Test splits and data must agree. Writes ``worldtree.md`` and ``worldtree.json`` to
+    ``out`` when given.
+
+    >>> combine_reports([])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: no report to combine
+    """
+    if not reports:
+        raise InputError("no report to combine")
+    loaded = []
+    for path in reports:
+        try:
+            report = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise InputError(f"not a readable reproduce report: {e}", path=path) from None
+        if not isinstance(report, dict) or report.get("task") != "worldtree" or \
+                not isinstance(report.get("models"), dict):
+            raise InputError("not a report of `mathir reproduce worldtree` (worldtree.json)",
+                             path=path)
+        loaded.append((Path(path), report))
+    first_path, first = loaded[0]
+    seeds: list[int] = []
+    runs: dict[str, dict] = {}
+    reference_differs: dict[str, dict] = {}
+    shared: dict[str, dict] = {}  # model (bi, ce1, ce2) -> its training but for the seed
+    for path, report in loaded:
+        for key in ("data", "splits", "smoke"):
+            if report.get(key) != first.get(key):
+                raise InputError(f"its {key} ({report.get(key)!r}) differs from that of "
+                                 f"{first_path} ({first.get(key)!r})", path=path)
+        for seed in report["seeds"]:
+            if seed in seeds:
+                raise InputError(f"seed {seed} is in two reports", path=path)
+            seeds.append(seed)
+            for model, entry in report["models"][str(seed)].items():
+                key = ((entry.get("manifest") or {}).get("reproduce") or {})
+                mine = {k: key.get(k) for k in _SHARED_KEY}
+                if shared.setdefault(model, mine) != mine:
+                    changed = sorted(k for k in _SHARED_KEY if mine[k] != shared[model][k])
+                    raise InputError(f"seed {seed}'s {model} was trained differently from "
+                                     f"seed {seeds[0]}'s: {', '.join(changed)}", path=path)
+            for split, by_run in report["runs"].items():
+                if f"seed{seed}" in by_run:
+                    runs.setdefault(split, {})[f"seed{seed}"] = by_run[f"seed{seed}"]
+        if report.get("reference") != first.get("reference"):  # deterministic: a warning sign
+            reference_differs[str(path)] = report.get("reference")
+    reference = first.get("reference", {})
+    for split in runs:
+        if any(split in maps for maps in reference.values()):
+            runs[split]["reference"] = {name: maps[split] for name, maps in reference.items()
+                                        if split in maps}
+    summary = summarise(runs, seeds)
+    headline = summary.get("test", {}).get("ltr-dense-crossencoder")
+    combined = {
+        "task": "worldtree", "data": first.get("data"), "seeds": seeds,
+        "splits": first.get("splits"), "ensemble": False, "smoke": first.get("smoke"),
+        "recipes": first.get("recipes"),
+        "models": {str(s): r["models"][str(s)] for _, r in loaded for s in r["seeds"]},
+        "summary": summary, "runs": runs, "reference": reference,
+        "headline": None if headline is None else {
+            "pipeline": "ltr-dense-crossencoder", "test_mean": headline["mean"],
+            "test_sd": headline["sd"], "test_min": headline["min"],
+            "winner_2019": WORLDTREE_WINNER_2019,
+            "every_seed_above_winner": headline["min"] > WORLDTREE_WINNER_2019},
+        "combined_from": [{"report": str(path), "seeds": r["seeds"],
+                           "test_evaluations": r.get("test_evaluations"),
+                           "seconds": r.get("seconds"), "cpu_seconds": r.get("cpu_seconds")}
+                          for path, r in loaded],
+        "reference_differs": reference_differs,
+    }
+    if out is not None:
+        out = require_writable_dir(out, "--out folder")
+        with atomic_file(out / "worldtree.json") as f:
+            json.dump(combined, f, indent=1, sort_keys=True)
+        with atomic_file(out / "worldtree.md") as f:
+            f.write(markdown_tables(combined) + "\n")
+        combined["files"] = {"table": str(out / "worldtree.md"),
+                             "json": str(out / "worldtree.json")}
+    return combined
+
+
 def not_ignored_by_git(path: str | Path) -> bool:
     """Whether ``path`` lies in a git checkout that does not ignore it (models of hundreds
     of MB each do not belong in the history); False outside a checkout or without git.

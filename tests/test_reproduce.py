@@ -14,6 +14,7 @@ import pytest
 from mathir.models import extra_available
 from mathir.reproduce import (
     WORLDTREE_RECIPES,
+    combine_reports,
     model_key,
     summarise,
     train_model,
@@ -151,6 +152,68 @@ def test_summary_is_the_mean_and_sample_deviation_over_seeds():
     assert (row["mean"], row["sd"], row["min"], row["ensemble"]) == (0.57, 0.01, 0.56, 0.59)
 
 
+def _report(seeds, maps, code="c1", reference=0.51):
+    """A report of ``mathir reproduce worldtree`` for ``seeds`` (their Test MAPs)."""
+    key = {"task": "worldtree", "recipe": {"lr": 1}, "device": "cpu",
+           "training_pairs_sha256": "p", "train_file_sha256": "t",
+           "base_weights_sha256": "b", "training_code_sha256": code, "packages": {"torch": "2"}}
+    models = {str(s): {m: {"path": f"m/{s}/{m}", "manifest": {"reproduce": {
+        **key, "seed": s, "recipe": {"name": m}, "training_pairs_sha256": m}}}
+        for m in ("bi", "ce1", "ce2")} for s in seeds}
+    return {"task": "worldtree", "data": "d", "splits": ["test"], "smoke": False,
+            "seeds": list(seeds), "models": models, "recipes": [],
+            "runs": {"test": {f"seed{s}": {"ltr-dense-crossencoder": {"MAP": v}}
+                              for s, v in zip(seeds, maps, strict=True)}},
+            "reference": {"ltr": {"test": {"MAP": reference}}},
+            "test_evaluations": {"computed_now": ["x"]}}
+
+
+def test_reports_of_single_seeds_combine_into_one_table(tmp_path):
+    paths = []
+    for seed, value in ((2, 0.58), (0, 0.56), (1, 0.57)):
+        paths.append(tmp_path / f"seed{seed}.json")
+        paths[-1].write_text(json.dumps(_report([seed], [value])))
+    combined = combine_reports(paths, tmp_path / "out")
+    row = combined["summary"]["test"]["ltr-dense-crossencoder"]
+    assert (row["mean"], row["sd"], row["min"]) == (0.57, 0.01, 0.56)
+    assert combined["seeds"] == [2, 0, 1] and combined["headline"]["test_mean"] == 0.57
+    assert combined["headline"]["every_seed_above_winner"] is False  # 0.56 < 0.5625
+    assert [c["seeds"] for c in combined["combined_from"]] == [[2], [0], [1]]
+    assert combined["reference"] == {"ltr": {"test": {"MAP": 0.51}}}
+    assert combined["reference_differs"] == {}
+    table = (tmp_path / "out" / "worldtree.md").read_text()
+    assert "0.5700 ± 0.0100" in table and "ltr (no seed)" in table
+    assert json.loads((tmp_path / "out" / "worldtree.json").read_text())["seeds"] == [2, 0, 1]
+
+
+@pytest.mark.parametrize(("second", "message"), [
+    (_report([0], [0.57]), "seed 0 is in two reports"),
+    (_report([1], [0.57], code="c2"), "trained differently from seed 0's: training_code_sha256"),
+    ({**_report([1], [0.57]), "data": "other"}, "its data"),
+    ({"task": "other"}, "not a report"),
+])
+def test_reports_of_other_trainings_are_not_combined(tmp_path, second, message):
+    from mathir.errors import InputError
+
+    (tmp_path / "a.json").write_text(json.dumps(_report([0], [0.56])))
+    (tmp_path / "b.json").write_text(json.dumps(second))
+    with pytest.raises(InputError, match=message):
+        combine_reports([tmp_path / "a.json", tmp_path / "b.json"])
+
+
+def test_reports_combine_from_the_command_line(tmp_path, capsys):
+    from mathir.cli import main
+
+    for seed, value in ((0, 0.56), (1, 0.58)):
+        (tmp_path / f"{seed}.json").write_text(json.dumps(_report([seed], [value])))
+    assert main(["reproduce", "worldtree", "--combine", str(tmp_path / "0.json"),
+                 str(tmp_path / "1.json"), "--out", str(tmp_path / "o"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["summary"]["test"]["ltr-dense-crossencoder"]["mean"] == 0.57
+    assert main(["reproduce", "worldtree", "--combine", str(tmp_path / "none.json"),
+                 "--out", str(tmp_path / "o")]) == 2
+
+
 # --- seeded training: same seed, same weights ------------------------------------------
 
 needs_neural = pytest.mark.skipif(not extra_available("neural"),
@@ -234,6 +297,12 @@ def test_reproduce_command_end_to_end_then_resumes(tmp_path, monkeypatch, capsys
     assert err.count("reused (") == 3 and "training in process" not in err
     assert again["runs"] == report["runs"]
     assert again["models"]["0"]["bi"]["manifest"] == models["bi"]["manifest"]
+    # A report of one seed (one session's) is what --combine puts together.
+    assert main(["reproduce", "worldtree", "--combine", "o/worldtree.json", "--out", "c",
+                 "--json"]) == 0
+    combined = json.loads(capsys.readouterr().out)
+    assert combined["summary"] == report["summary"] and combined["models"] == report["models"]
+    assert combined["reference"] == report["reference"]
 
 
 # --- the order of the trainings --------------------------------------------------------
