@@ -10,9 +10,11 @@ against the visual-id qrels restricted to the pool, so a perfect ranking scores 
     python benchmarks/arqmath_formula_pool.py --json [--data ../shared/data/arqmath]
         [--scoring bm25-impacts [--shards 3]] [--prune 0.05:64 --prune 0.02:none]
 
-``--prune MAX_DF:MAX_TERMS`` adds ``formula-tuples`` with first-stage query pruning
-(:class:`mathir.pipelines.formula.PruneQuery`; ``none`` switches a rule off) as the
-pipeline ``formula-tuples[max_df=...,max_terms=...]``.
+``formula-tuples`` prunes its queries by default (max_df 0.05, max_terms 64);
+``--prune MAX_DF:MAX_TERMS`` adds ``formula-tuples`` with other first-stage pruning
+(:class:`mathir.pipelines.formula.PruneQuery`; ``none`` switches a rule off,
+``none:none`` is the unpruned query) as the pipeline
+``formula-tuples[max_df=...,max_terms=...]``.
 
 Prints per year and overall nDCG', MAP', P'@10 per pipeline, and the parse-fallback
 counts of the pool and of the query formulas.

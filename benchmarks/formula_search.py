@@ -27,7 +27,8 @@ pages are counted once per process, so this overstates), and of its anonymous me
 alone (``RssAnon``: without the pages of memory-mapped files, which the kernel can drop),
 the index's size on disk, time to open the index and to answer the first query, resident
 (and anonymous) memory after opening and after all queries, and median / p95 query
-times. ``--scoring bm25-impacts`` keeps the build's ``--shards`` and searches them side by
+times: ``formula-tuples`` with its default first-stage pruning, and beside it other
+pruning (none among them) and PISA's block-max algorithms. ``--scoring bm25-impacts`` keeps the build's ``--shards`` and searches them side by
 side (:mod:`mathir.indexing.pisa_impacts`). Smaller N of a list are prefixes of the
 largest one's formulas. With ``--out``, each N's result is saved there and not measured
 again (a long scaling run resumes).
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import json
 import math
 import multiprocessing
@@ -65,10 +67,10 @@ HEAPS_K, HEAPS_BETA = 1.182, 0.922  # fitted on the derived table (see the docst
 GENERATOR_VERSION = 3
 #: PISA's other exact algorithms, timed on ``formula-tuples`` beside its default (maxscore).
 ALGORITHMS = ("block_max_maxscore", "block_max_wand")
-#: First-stage pruning of the tuple query (max_df, max_terms: PruneQuery), timed on
-#: ``formula-tuples`` beside the unpruned query; their effectiveness is measured by
-#: ``benchmarks/arqmath_formula_pool.py --prune``.
-PRUNES = ((0.05, None), (None, 64), (0.05, 64), (0.02, 64), (0.01, 64))
+#: Other first-stage pruning of the tuple query (max_df, max_terms: PruneQuery; the
+#: default is formula_tuples' own), timed beside ``formula-tuples``; their effectiveness is
+#: measured by ``benchmarks/arqmath_formula_pool.py --prune``.
+PRUNES = ((None, None), (0.05, None), (None, 64), (0.02, 64), (0.01, 64))
 _VAR = re.compile(r"(?<![\\a-zA-Z])([a-zA-Z])(?![a-zA-Z])")
 _NUM = re.compile(r"\d+")
 LETTERS = "abcdefghijkmnpqrstuvwxyzABCDEFGHKMNPQRSTUVWXYZ"
@@ -198,7 +200,10 @@ def _query_job(index: str, queries: list[str], queue, prunes=PRUNES) -> None:
     from mathir.indexing.formula_index import FormulaIndex
     from mathir.pipelines.formula import formula_tuples, formula_words
 
-    out: dict = {"rss_before_open_mb": round(rss_mb())}
+    defaults = inspect.signature(formula_tuples).parameters
+    out: dict = {"rss_before_open_mb": round(rss_mb()),
+                 "formula_tuples_pruning": {k: defaults[k].default
+                                            for k in ("max_df", "max_terms")}}
     t0 = time.perf_counter()
     idx = FormulaIndex(index)
     out["open_seconds"] = round(time.perf_counter() - t0, 3)

@@ -242,15 +242,18 @@ def formula_words(index: FormulaIndex, num_results: int = 1000, verbose: bool = 
 def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool = False,
                    k1: float = 1.2, b: float = 0.75, abstract: bool = True,
                    symbols: bool = False, query_algorithm: str = "maxscore",
-                   max_df: float | None = None, max_terms: int | None = None
+                   max_df: float | None = 0.05, max_terms: int | None = 64
                    ) -> pt.Transformer:
     """Tangent-S style symbol-pair tuples of the query's SLT, BM25 over formula tuples.
 
     The query uses the pairs and their type-abstracted copies; symbol unigrams
     (``symbols=True``) add 0.0006 nDCG' on real judged formulas but cost a sixth of
     the query time (benchmarks/arqmath_formula_pool.py, benchmarks/formula_search.py).
-    ``max_df`` and ``max_terms`` prune the query's commonest tuples first
-    (:class:`PruneQuery`; both ``None``: no pruning).
+    First-stage pruning (:class:`PruneQuery`) leaves out the query's tuples held by more
+    than ``max_df`` of the formulas, then keeps its ``max_terms`` rarest: on real judged
+    formulas nDCG' 0.7676 against 0.7668 unpruned, and it bounds the cost of common and
+    long queries at ARQMath's 28M formulas (docs/performance.md). ``max_df=None,
+    max_terms=None``: every tuple, exact BM25 over the whole query.
 
     >>> import tempfile
     >>> from mathir.samples import arqmath_sample
