@@ -10,11 +10,10 @@ against the visual-id qrels restricted to the pool, so a perfect ranking scores 
     python benchmarks/arqmath_formula_pool.py --json [--data ../shared/data/arqmath]
         [--scoring bm25-impacts [--shards 3]] [--prune 0.05:64 --prune 0.02:none]
 
-``formula-tuples`` prunes its queries by default (max_df 0.05, max_terms 64);
-``--prune MAX_DF:MAX_TERMS`` adds ``formula-tuples`` with other first-stage pruning
-(:class:`mathir.pipelines.formula.PruneQuery`; ``none`` switches a rule off,
-``none:none`` is the unpruned query) as the pipeline
-``formula-tuples[max_df=...,max_terms=...]``.
+``formula-tuples`` prunes its queries in indexes of 1M formulas or more only, so not the
+pool's; ``--prune MAX_DF:MAX_TERMS`` adds ``formula-tuples`` with first-stage pruning on
+the pool (:class:`mathir.pipelines.formula.PruneQuery` with ``prune_from=0``; ``none``
+switches a rule off) as the pipeline ``formula-tuples[max_df=...,max_terms=...]``.
 
 Prints per year and overall nDCG', MAP', P'@10 per pipeline, and the parse-fallback
 counts of the pool and of the query formulas.
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     pipelines = dict(PIPELINES)
     for max_df, max_terms in args.prune:
         pipelines[f"formula-tuples[max_df={max_df},max_terms={max_terms}]"] = \
-            functools.partial(formula_tuples, max_df=max_df, max_terms=max_terms)
+            functools.partial(formula_tuples, max_df=max_df, max_terms=max_terms, prune_from=0)
     if not (args.data / "collection_sample").is_dir():
         print(f"error: no ARQMath data at {args.data}", file=sys.stderr)
         return 2

@@ -97,7 +97,9 @@ def _check_representation(representation: str) -> str:
 class PruneQuery(pt.Transformer):
     """First-stage pruning: drop a formula query's commonest tokens before BM25.
 
-    A token held by more than ``max_df`` of the index's formulas (a fraction) is dropped,
+    For indexes of at least ``prune_from`` formulas (1M; ``0``: any index): smaller ones
+    have short posting lists, and their queries are left as they are. A token held by
+    more than ``max_df`` of the index's formulas (a fraction) is dropped,
     unless every token of the query is that common; then, of a query with more than
     ``max_terms`` tokens, only the ``max_terms`` rarest are kept (ties by token). Tokens
     the index does not hold are dropped (they score nothing). Common tokens add little
@@ -111,22 +113,27 @@ class PruneQuery(pt.Transformer):
     >>> q = FormulaQuery("words")(pd.DataFrame({"qid": ["1"], "query": ["$x^2 + y$"]}))
     >>> idx.num_docs, idx.document_frequency("words", q["query_toks"][0]).tolist()
     (1528, [352, 448, 359, 278, 46])
-    >>> PruneQuery(idx, "words", max_df=0.1, max_terms=None)(q)["query_toks"][0]
+    >>> PruneQuery(idx, "words", max_df=0.1, max_terms=None, prune_from=0)(q)["query_toks"][0]
     {'y': 1.0}
-    >>> PruneQuery(idx, "words", max_df=None, max_terms=2)(q)["query_toks"][0]
+    >>> PruneQuery(idx, "words", max_df=None, max_terms=2, prune_from=0)(q)["query_toks"][0]
     {'plus': 1.0, 'y': 1.0}
+    >>> PruneQuery(idx, "words", max_df=0.1)(q)["query_toks"][0]  # 1,528 formulas: kept
+    {'x': 1.0, 'power': 1.0, '2': 1.0, 'plus': 1.0, 'y': 1.0}
     """
 
     def __init__(self, index: FormulaIndex, representation: str = "tuples",
-                 max_df: float | None = 0.05, max_terms: int | None = 64):
+                 max_df: float | None = 0.05, max_terms: int | None = 64,
+                 prune_from: int = 1_000_000):
         self.index = index
         self.representation = representation
         self.max_df = max_df
         self.max_terms = max_terms
+        self.prune_from = prune_from
 
     def __repr__(self) -> str:
         return (f"PruneQuery({str(self.index.path)!r}, {self.representation!r}, "
-                f"max_df={self.max_df}, max_terms={self.max_terms})")
+                f"max_df={self.max_df}, max_terms={self.max_terms}, "
+                f"prune_from={self.prune_from})")
 
     def prune(self, toks: dict[str, float]) -> dict[str, float]:
         """The query tokens ``toks`` that are kept."""
@@ -135,6 +142,8 @@ class PruneQuery(pt.Transformer):
                              f"not {self.max_df}")
         if self.max_terms is not None and self.max_terms < 1:
             raise InputError(f"max_terms must be at least 1, not {self.max_terms}")
+        if self.index.num_docs < self.prune_from:
+            return toks
         terms = list(toks)
         df = self.index.document_frequency(_check_representation(self.representation), terms)
         kept = [(int(d), t) for d, t in zip(df, terms, strict=True) if d > 0]
@@ -242,18 +251,19 @@ def formula_words(index: FormulaIndex, num_results: int = 1000, verbose: bool = 
 def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool = False,
                    k1: float = 1.2, b: float = 0.75, abstract: bool = True,
                    symbols: bool = False, query_algorithm: str = "maxscore",
-                   max_df: float | None = 0.05, max_terms: int | None = 64
-                   ) -> pt.Transformer:
+                   max_df: float | None = 0.05, max_terms: int | None = 64,
+                   prune_from: int = 1_000_000) -> pt.Transformer:
     """Tangent-S style symbol-pair tuples of the query's SLT, BM25 over formula tuples.
 
     The query uses the pairs and their type-abstracted copies; symbol unigrams
     (``symbols=True``) add 0.0006 nDCG' on real judged formulas but cost a sixth of
     the query time (benchmarks/arqmath_formula_pool.py, benchmarks/formula_search.py).
-    First-stage pruning (:class:`PruneQuery`) leaves out the query's tuples held by more
-    than ``max_df`` of the formulas, then keeps its ``max_terms`` rarest: on real judged
-    formulas nDCG' 0.7676 against 0.7668 unpruned, and it bounds the cost of common and
-    long queries at ARQMath's 28M formulas (docs/performance.md). ``max_df=None,
-    max_terms=None``: every tuple, exact BM25 over the whole query.
+    First-stage pruning (:class:`PruneQuery`), in an index of ``prune_from`` formulas or
+    more (1M), leaves out the query's tuples held by more than ``max_df`` of the formulas,
+    then keeps its ``max_terms`` rarest: it bounds the cost of common and long queries at
+    ARQMath's 28M formulas (docs/performance.md); applied to real judged formulas
+    (``prune_from=0``) it gives nDCG' 0.7676 against 0.7668 with every tuple. Smaller
+    indexes, and ``max_df=None, max_terms=None``: every tuple, exact BM25 over the query.
 
     >>> import tempfile
     >>> from mathir.samples import arqmath_sample
@@ -264,7 +274,8 @@ def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool =
     """
     query = FormulaQuery("tuples", abstract=abstract, symbols=symbols)
     if max_df is not None or max_terms is not None:
-        query = query >> PruneQuery(index, "tuples", max_df=max_df, max_terms=max_terms)
+        query = query >> PruneQuery(index, "tuples", max_df=max_df, max_terms=max_terms,
+                                    prune_from=prune_from)
     return (query
             >> FormulaRetriever(index, "tuples", 2 * num_results, k1, b, query_algorithm)
             >> VisualDedup(num_results))

@@ -152,25 +152,29 @@ def test_pruning_drops_common_tokens_then_keeps_the_rarest(findex):
     n = findex.num_docs
     assert 0 in df.values() and max(df.values()) > 0.05 * n  # every rule has work
     known = {t: w for t, w in toks.items() if df[t] > 0}
-    kept = PruneQuery(findex, max_df=0.05, max_terms=None).prune(toks)
+    kept = PruneQuery(findex, max_df=0.05, max_terms=None, prune_from=0).prune(toks)
     assert set(kept) == {t for t, d in df.items() if 0 < d <= 0.05 * n}
     assert all(kept[t] == toks[t] for t in kept)  # weights unchanged
-    rarest = PruneQuery(findex, max_df=None, max_terms=5).prune(toks)
+    rarest = PruneQuery(findex, max_df=None, max_terms=5, prune_from=0).prune(toks)
     assert sorted(rarest) == sorted(t for _, t in sorted((df[t], t) for t in known)[:5])
     # Tokens the index does not hold score nothing: they are dropped.
-    assert PruneQuery(findex, max_df=None, max_terms=None).prune(toks) == known
+    assert PruneQuery(findex, max_df=None, max_terms=None, prune_from=0).prune(toks) == known
     # A query of common tokens only keeps them.
     common = {t: w for t, w in toks.items() if df[t] > 0.05 * n}
-    assert PruneQuery(findex, max_df=0.05, max_terms=None).prune(common) == common
+    assert PruneQuery(findex, max_df=0.05, max_terms=None, prune_from=0).prune(common) == common
 
 
 def test_unpruned_and_barely_pruned_tuples_rank_alike(findex, sample):
     topics = read_task2_topics(sample.task2_topics)
     base = formula_tuples(findex, num_results=50, max_df=None, max_terms=None).transform(topics)
-    same = formula_tuples(findex, num_results=50, max_df=1.0, max_terms=None).transform(topics)
+    same = formula_tuples(findex, num_results=50, max_df=1.0, max_terms=None,
+                          prune_from=0).transform(topics)
     pd.testing.assert_frame_equal(base, same)
+    # An index smaller than prune_from (1M by default) is searched with every tuple.
+    pd.testing.assert_frame_equal(base, formula_tuples(findex, num_results=50).transform(topics))
     assert "PruneQuery" not in repr(formula_tuples(findex, max_df=None, max_terms=None))
-    pruned = formula_tuples(findex, num_results=50, max_df=0.05, max_terms=8).transform(topics)
+    pruned = formula_tuples(findex, num_results=50, max_df=0.05, max_terms=8,
+                            prune_from=0).transform(topics)
     assert set(pruned.qid) == set(topics.qid)
     assert not pruned.duplicated(["qid", "visual_id"]).any()
     assert "PruneQuery" in repr(formula_tuples(findex, max_df=0.05))
@@ -179,7 +183,7 @@ def test_unpruned_and_barely_pruned_tuples_rank_alike(findex, sample):
 @pytest.mark.parametrize(("max_df", "max_terms"), [(0.0, None), (1.5, None), (None, 0)])
 def test_pruning_parameters_are_checked(findex, max_df, max_terms):
     with pytest.raises(InputError):
-        PruneQuery(findex, max_df=max_df, max_terms=max_terms)(_query("x^2"))
+        PruneQuery(findex, max_df=max_df, max_terms=max_terms, prune_from=0)(_query("x^2"))
 
 
 @pytest.mark.realdata
@@ -205,7 +209,8 @@ def test_pruned_tuples_lose_nothing_on_real_judged_formulas(tmp_path):
         t = read_task2_topics(next((data / "topics" / "task2").glob(f"Topics_Task2_{year}*.xml")))
         topics.append(t[t.qid.isin(set(q.qid))])
     topics = pd.concat(topics, ignore_index=True)
-    runs = {"pruned": formula_tuples(index)(topics),
+    runs = {"pruned": formula_tuples(index, prune_from=0)(topics),
+            "default": formula_tuples(index)(topics),  # 10,820 formulas: every tuple
             "every tuple": formula_tuples(index, max_df=None, max_terms=None)(topics)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -213,3 +218,4 @@ def test_pruned_tuples_lose_nothing_on_real_judged_formulas(tmp_path):
                                visual_ids=visual_id_map(pool))
     assert table.loc["every tuple", "nDCG'"] == pytest.approx(0.7668, abs=5e-5)
     assert table.loc["pruned", "nDCG'"] >= 0.7668
+    assert table.loc["default", "nDCG'"] == table.loc["every tuple", "nDCG'"]
