@@ -98,13 +98,12 @@ def test_formula_aware_fusion(sample_index, sample, fusion, kind):
     assert (res.groupby("qid").size() <= 50).all()
 
 
-@pytest.mark.realdata
-def test_tuples_beat_latex_words_on_real_judged_formulas(tmp_path):
+def _judged_pool(tmp_path):
+    """The real judged formula pool of benchmarks/arqmath_formula_pool.py, indexed: the
+    data folder, the pool TSV, each year's pool-restricted qrels and the index."""
     import importlib.util
-    import warnings
     from pathlib import Path
 
-    from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
     from tests.conftest import real_path
 
     data = real_path("arqmath")
@@ -113,7 +112,16 @@ def test_tuples_beat_latex_words_on_real_judged_formulas(tmp_path):
     pool_bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pool_bench)
     pool, qrels = pool_bench.build_pool(data, tmp_path)
-    index = FormulaIndex.build(pool, tmp_path / "idx", quiet=True)
+    return data, pool, qrels, FormulaIndex.build(pool, tmp_path / "idx", quiet=True)
+
+
+@pytest.mark.realdata
+def test_tuples_beat_latex_words_on_real_judged_formulas(tmp_path):
+    import warnings
+
+    from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
+
+    data, pool, qrels, index = _judged_pool(tmp_path)
     topics = read_task2_topics(next((data / "topics" / "task2").glob("Topics_Task2_2022*.xml")))
     topics = topics[topics.qid.isin(set(qrels["2022"].qid))]
     vids = visual_id_map(pool)
@@ -190,20 +198,11 @@ def test_pruning_parameters_are_checked(findex, max_df, max_terms):
 def test_pruned_tuples_lose_nothing_on_real_judged_formulas(tmp_path):
     # Issue 19's floor: any first-stage pruning keeps the pool's nDCG' >= 0.7668 (the
     # unpruned query's). Measured: pruned 0.7676, unpruned 0.7668.
-    import importlib.util
     import warnings
-    from pathlib import Path
 
     from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
-    from tests.conftest import real_path
 
-    data = real_path("arqmath")
-    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "arqmath_formula_pool.py"
-    spec = importlib.util.spec_from_file_location("arqmath_formula_pool", bench)
-    pool_bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pool_bench)
-    pool, qrels = pool_bench.build_pool(data, tmp_path)
-    index = FormulaIndex.build(pool, tmp_path / "idx", quiet=True)
+    data, pool, qrels, index = _judged_pool(tmp_path)
     topics = []
     for year, q in qrels.items():
         t = read_task2_topics(next((data / "topics" / "task2").glob(f"Topics_Task2_{year}*.xml")))
