@@ -621,6 +621,27 @@ def markdown_tables(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _headline(summary: dict) -> dict | None:
+    """The headline pipeline's Test MAP over the seeds, beside the 2019 winner's."""
+    row = summary.get("test", {}).get("ltr-dense-crossencoder")
+    if row is None:
+        return None
+    return {"pipeline": "ltr-dense-crossencoder", "test_mean": row["mean"],
+            "test_sd": row["sd"], "test_min": row["min"],
+            "winner_2019": WORLDTREE_WINNER_2019,
+            "every_seed_above_winner": row["min"] > WORLDTREE_WINNER_2019}
+
+
+def _write_report(report: dict, out: Path) -> None:
+    """Write ``worldtree.json`` and ``worldtree.md`` to ``out``; add their paths to the
+    report (``files``)."""
+    with atomic_file(out / "worldtree.json") as f:
+        json.dump(report, f, indent=1, sort_keys=True)
+    with atomic_file(out / "worldtree.md") as f:
+        f.write(markdown_tables(report) + "\n")
+    report["files"] = {"table": str(out / "worldtree.md"), "json": str(out / "worldtree.json")}
+
+
 #: What every seed of one table must share: the models' training, all but the seed.
 _SHARED_KEY = ("task", "recipe", "device", "training_pairs_sha256", "train_file_sha256",
                "base_weights_sha256", "training_code_sha256", "packages")
@@ -689,18 +710,13 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
             runs[split]["reference"] = {name: maps[split] for name, maps in reference.items()
                                         if split in maps}
     summary = summarise(runs, seeds)
-    headline = summary.get("test", {}).get("ltr-dense-crossencoder")
     combined = {
         "task": "worldtree", "data": first.get("data"), "seeds": seeds,
         "splits": first.get("splits"), "ensemble": False, "smoke": first.get("smoke"),
         "recipes": first.get("recipes"),
         "models": {str(s): r["models"][str(s)] for _, r in loaded for s in r["seeds"]},
         "summary": summary, "runs": runs, "reference": reference,
-        "headline": None if headline is None else {
-            "pipeline": "ltr-dense-crossencoder", "test_mean": headline["mean"],
-            "test_sd": headline["sd"], "test_min": headline["min"],
-            "winner_2019": WORLDTREE_WINNER_2019,
-            "every_seed_above_winner": headline["min"] > WORLDTREE_WINNER_2019},
+        "headline": _headline(summary),
         "combined_from": [{"report": str(path), "seeds": r["seeds"],
                            "test_evaluations": r.get("test_evaluations"),
                            "seconds": r.get("seconds"), "cpu_seconds": r.get("cpu_seconds")}
@@ -708,13 +724,7 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
         "reference_differs": reference_differs,
     }
     if out is not None:
-        out = require_writable_dir(out, "--out folder")
-        with atomic_file(out / "worldtree.json") as f:
-            json.dump(combined, f, indent=1, sort_keys=True)
-        with atomic_file(out / "worldtree.md") as f:
-            f.write(markdown_tables(combined) + "\n")
-        combined["files"] = {"table": str(out / "worldtree.md"),
-                             "json": str(out / "worldtree.json")}
+        _write_report(combined, require_writable_dir(out, "--out folder"))
     return combined
 
 
@@ -849,7 +859,6 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
                                 "computed": computed_test}) + "\n")
     logged = len(log.read_text(encoding="utf-8").splitlines()) if log.is_file() else 0
     summary = summarise(runs, seeds)
-    headline = summary.get("test", {}).get("ltr-dense-crossencoder")
     report = {
         "task": "worldtree", "data": str(data) if data else "sample", "seeds": seeds,
         "splits": evaluate, "ensemble": bool(ensemble and len(seeds) > 1),
@@ -857,11 +866,7 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
         "models": {str(s): {name: {"path": str(p), "manifest": read_manifest(p)}
                             for name, p in models[s].items()} for s in seeds},
         "summary": summary, "runs": runs, "reference": reference_maps,
-        "headline": None if headline is None else {
-            "pipeline": "ltr-dense-crossencoder", "test_mean": headline["mean"],
-            "test_sd": headline["sd"], "test_min": headline["min"],
-            "winner_2019": WORLDTREE_WINNER_2019,
-            "every_seed_above_winner": headline["min"] > WORLDTREE_WINNER_2019},
+        "headline": _headline(summary),
         "test_evaluations": {"computed_now": computed_test, "logged_in": str(log),
                              "logged_evaluations": logged},
         "seconds": {"training": round(trained - started, 1),
@@ -869,10 +874,6 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
                     "total": round(time.perf_counter() - started, 1)},
         "cpu_seconds": round(_cpu_seconds() - cpu0, 1),
     }
-    with atomic_file(out / "worldtree.json") as f:
-        json.dump(report, f, indent=1, sort_keys=True)
-    with atomic_file(out / "worldtree.md") as f:
-        f.write(markdown_tables(report) + "\n")
-    report["files"] = {"table": str(out / "worldtree.md"), "json": str(out / "worldtree.json")}
+    _write_report(report, out)
     progress(f"done: {out / 'worldtree.md'}, {out / 'worldtree.json'}")
     return report
