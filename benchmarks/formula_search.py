@@ -26,7 +26,9 @@ resident memory of the whole build process tree (sampled every 0.2 s from /proc;
 pages are counted once per process, so this overstates), and of its anonymous memory
 alone (``RssAnon``: without the pages of memory-mapped files, which the kernel can drop),
 the index's size on disk, time to open the index and to answer the first query, resident
-(and anonymous) memory after opening and after all queries, and median / p95 query
+(and anonymous) memory of a process that opens the index and runs the default
+``formula-tuples`` over the queries (``default_resident_mb``: what the target counts),
+resident memory after opening and after every pipeline's queries, and median / p95 query
 times: ``formula-tuples`` with its default first-stage pruning, and beside it other
 pruning (none among them) and PISA's block-max algorithms. ``--scoring bm25-impacts`` keeps the build's ``--shards`` and searches them side by
 side (:mod:`mathir.indexing.pisa_impacts`). Smaller N of a list are prefixes of the
@@ -239,6 +241,21 @@ def _query_job(index: str, queries: list[str], queue, prunes=PRUNES) -> None:
     queue.put(out)
 
 
+def _resident_job(index: str, queries: list[str], queue) -> None:
+    """Resident memory of an opened index used as a researcher uses it: a fresh process
+    opens it and runs the default ``formula-tuples`` over every query (one at a time)."""
+    import pandas as pd
+
+    from mathir.indexing.formula_index import FormulaIndex
+    from mathir.pipelines.formula import formula_tuples
+
+    pipe = formula_tuples(FormulaIndex(index))
+    for i, query in enumerate(queries):
+        pipe.transform(pd.DataFrame({"qid": [str(i)], "query": [query]}))
+    queue.put({"default_resident_mb": round(rss_mb()),
+               "default_anon_rss_mb": round(anon_rss_mb())})
+
+
 def _in_child(target, *args, sample_rss: bool = False) -> tuple[dict, tuple[float, float]]:
     """Run ``target(*args, queue)`` in a spawned process; its result and the peaks of its
     process tree's resident and anonymous resident memory."""
@@ -295,6 +312,9 @@ def measure(tsv: Path, n: int, work: Path, queries: list[str], workers: int | No
         "index_mb": round(sum(sizes.values()) / 2**20),
         "index_mb_without_raw_postings": round((sum(sizes.values()) - raw) / 2**20),
     }
+    # First, in a process of its own: the index as its default pipeline uses it.
+    resident, _ = _in_child(_resident_job, str(index), queries)
+    result.update(resident)
     searched, _ = _in_child(_query_job, str(index), queries)
     result.update(searched)
     return result
