@@ -44,6 +44,9 @@ STEMMER = "porter2"
 # BM25's (k1, b) in mathir's pipelines (mathir.pipelines.lexical.bm25 and the formula
 # retrievers): a build compiles their block-max data, so that searching writes nothing.
 BM25_DEFAULTS = (1.2, 0.75)
+# Documents per batch of PISA's parser and inverter (pyterrier-pisa's default is 100,000;
+# docs/performance.md has what each size costs at 2.4M posts).
+PISA_BATCH_SIZE = 20_000
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,7 @@ def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
                 failures.append(e)
 
         PisaIndex(str(out_dir / "pisa"), stemmer=STEMMER, text_field="text",
-                  batch_size=20_000, threads=threads).index(docs())
+                  batch_size=PISA_BATCH_SIZE, threads=threads).index(docs())
         bar.close()
     if failures:
         raise failures[0]
