@@ -82,3 +82,21 @@ def test_impacts_refuse_other_bm25_parameters(shard_indexes, topics):
 def test_bad_shard_options_are_refused(sample, tmp_path, kwargs, msg):
     with pytest.raises(InputError, match=msg):
         AnswerIndex.build(sample.posts, tmp_path / "i", quiet=True, **kwargs)
+
+
+def test_pisa_batch_size_does_not_change_the_index(sample, sample_index, topics, monkeypatch,
+                                                   tmp_path):
+    """Batches of 16 answers (the sample's 250 in 16 batches, parsed and inverted apart)
+    give the same PISA files and the same BM25 run as the default one batch."""
+    from mathir.indexing import answer_index
+
+    monkeypatch.setattr(answer_index, "PISA_BATCH_SIZE", 16)
+    small = AnswerIndex.build(sample.posts, tmp_path / "batches16", quiet=True)
+    assert "[Batch 15]" in (small.path / "pisa.log").read_text()  # the batches were small
+    for name in ("inv.docs", "inv.freqs", "inv.sizes", "fwd.terms", "fwd.documents"):
+        assert (small.path / "pisa" / name).read_bytes() == \
+            (sample_index.path / "pisa" / name).read_bytes(), name
+    runs = [bm25(index, 1000).transform(topics) for index in (small, sample_index)]
+    assert len(runs[0]) > 0
+    columns = ["qid", "docno", "score", "rank"]
+    assert runs[0][columns].equals(runs[1][columns])
