@@ -37,7 +37,9 @@ again (a long scaling run resumes).
 
 Targets on the 2-core, 24 GB machine at N = 28,000,000: build <= 90 min wall and
 >= 5,000 formulas/s, build peak <= 6 GB, opened index <= 3 GB resident, open <= 5 s,
-``formula-tuples`` median <= 100 ms and p95 <= 400 ms (top 1,000 visual ids).
+``formula-tuples`` median <= 100 ms and p95 <= 400 ms (top 1,000 visual ids). Resident
+memory here counts whole page-cache folios of the mapped files; what the search needs is
+measured by ``benchmarks/formula_memory_cap.py`` (the index searched inside a memory limit).
 """
 
 from __future__ import annotations
