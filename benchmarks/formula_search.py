@@ -26,8 +26,8 @@ resident memory of the whole build process tree (sampled every 0.2 s from /proc;
 pages are counted once per process, so this overstates), and of its anonymous memory
 alone (``RssAnon``: without the pages of memory-mapped files, which the kernel can drop),
 the index's size on disk, time to open the index and to answer the first query, resident
-(and anonymous) memory of a process that opens the index and runs the default
-``formula-tuples`` over the queries (``default_resident_mb``: what the target counts),
+(and anonymous) memory of a process that opens the index and runs only the default
+``formula-tuples`` over the queries (``default_resident_mb``, ``default_anon_rss_mb``),
 resident memory after opening and after every pipeline's queries, and median / p95 query
 times: ``formula-tuples`` with its default first-stage pruning, and beside it other
 pruning (none among them) and PISA's block-max algorithms. ``--scoring bm25-impacts`` keeps the build's ``--shards`` and searches them side by
