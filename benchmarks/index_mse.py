@@ -8,8 +8,9 @@ and BM25 / TF-IDF retrieval of the top 1000 for synthetic topics.
     python benchmarks/index_mse.py --posts 1000000 --json
     python benchmarks/index_mse.py --posts 2400000 --pisa-batch-size 100000 --json
 
-``--pisa-batch-size`` sets PISA's parsing and inverting batch for this run (default:
-``mathir.indexing.answer_index.PISA_BATCH_SIZE``). CPU seconds (this process and its
+``--pisa-batch-size`` and ``--pisa-threads`` set PISA's parsing and inverting batch and its
+threads for this run (defaults: ``mathir.indexing.answer_index.PISA_BATCH_SIZE`` and
+``PISA_THREADS``). CPU seconds (this process and its
 children) are reported beside the wall time, with the machine's calibration figure.
 
 Targets (2-core machine, N = 1,000,000): indexing >= 20,000 posts/s end to end, peak
@@ -102,8 +103,14 @@ def main(argv=None) -> int:
     ap.add_argument("--pisa-batch-size", type=int, default=None,
                     help="documents per PISA parsing batch (default: "
                          f"{answer_index.PISA_BATCH_SIZE:,})")
+    ap.add_argument("--pisa-threads", type=int, default=None,
+                    help="PISA's parsing threads (default: one per core)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    if args.pisa_threads is not None:
+        if args.pisa_threads < 1:
+            ap.error("--pisa-threads must be at least 1")
+        answer_index.PISA_THREADS = args.pisa_threads
     if args.pisa_batch_size is not None:
         if args.pisa_batch_size < 1:
             ap.error("--pisa-batch-size must be at least 1")
@@ -145,6 +152,7 @@ def main(argv=None) -> int:
         "index_cpu_seconds": round(index_cpu, 2),
         "index_posts_per_second": round(args.posts / index_s),
         "pisa_batch_size": answer_index.PISA_BATCH_SIZE,
+        "pisa_threads": answer_index._pisa_threads(),
         "peak_rss_mb": round(max(rss_index, peak_rss_mb())),
         "bm25_ms_per_query": round(timings["bm25"], 3),
         "tfidf_ms_per_query": round(timings["tfidf"], 3),

@@ -48,6 +48,12 @@ BM25_DEFAULTS = (1.2, 0.75)
 # is the same whatever the size; at 2.4M posts 100,000 indexed faster than 20,000 in two of
 # three alternating runs (docs/performance.md).
 PISA_BATCH_SIZE = 100_000
+# PISA's parsing threads for an unsharded build (it runs one more); None: one per core.
+PISA_THREADS: int | None = None
+
+
+def _pisa_threads() -> int:
+    return PISA_THREADS or max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -327,7 +333,7 @@ class AnswerIndex(pt.Artifact):
         n = _index_answer_slice(str(collection.path), collection.kind, with_title, str(tmp),
                                 rows=(0, None),
                                 total=None if quiet else collection.count_answers(),
-                                threads=max(1, os.cpu_count() or 1))
+                                threads=_pisa_threads())
         if n == 0:
             raise InputError("the collection has no answer posts", path=collection.path)
         with native_output_to(tmp / "pisa.log"):
@@ -393,7 +399,7 @@ def _build_impact_shards(tmp: Path, collection: AnswerCollection, with_title: bo
              (bounds[i], bounds[i + 1])) for i in range(shards)]
     if shards == 1:
         counts = [_index_answer_slice(*jobs[0], total=None if quiet else total,
-                                      threads=max(1, os.cpu_count() or 1))]
+                                      threads=_pisa_threads())]
     else:
         counts = run_shard_jobs(_index_answer_slice, jobs, ray_address,
                                 "indexing answer shards", quiet)
