@@ -32,9 +32,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
+from benchmarks.formula_search import (  # noqa: E402
+    DEFAULT_DATA,
+    anon_rss_mb,
+    rss_mb,
+    task2_queries,
+)
 from benchmarks.machine import calibration_ms, print_report  # noqa: E402
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 
 
 class CgroupUnavailable(RuntimeError):
@@ -120,14 +124,6 @@ def evict(index: Path) -> int:
     return total
 
 
-def _status_mb(key: str) -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def _capped_search(procs: str, index: str, queries: list[str], rounds: int, queue) -> None:
     # Join the cgroup before importing mathir or touching the index (only the bare
     # interpreter's few MB, allocated before this line, stay charged elsewhere).
@@ -150,8 +146,9 @@ def _capped_search(procs: str, index: str, queries: list[str], rounds: int, queu
         out["rounds"].append({"median_ms": round(statistics.median(times), 2),
                               "p95_ms": round(ordered[-(-95 * len(times) // 100) - 1], 2),
                               "slowest_ms": round(ordered[-1], 1)})
-    out.update(rss_mb=round(_status_mb("VmRSS")), anon_rss_mb=round(_status_mb("RssAnon")),
-               file_rss_mb=round(_status_mb("RssFile")))
+    rss, anon = rss_mb(), anon_rss_mb()
+    # (file_rss_mb: the mapped files' pages, and shared memory's, which Python has none of)
+    out.update(rss_mb=round(rss), anon_rss_mb=round(anon), file_rss_mb=round(rss - anon))
     queue.put(out)
 
 
@@ -171,16 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.limit_mb < 64 or args.queries < 1 or args.rounds < 1:
         ap.error("--limit-mb must be at least 64, --queries and --rounds at least 1")
-    import pandas as pd
-
-    from mathir.topics.arqmath import read_task2_topics
-
-    files = sorted((args.data / "topics" / "task2").glob("Topics_Task2_*.xml"))
-    if not files:
+    queries = task2_queries(args.data, args.queries)
+    if queries is None:
         print(f"error: no Task 2 topics under {args.data / 'topics' / 'task2'}", file=sys.stderr)
         return 2
-    topics = pd.concat([read_task2_topics(p) for p in files], ignore_index=True)
-    queries = [str(q) for q in topics["query"].head(args.queries)]
     try:
         group, version = make_cgroup(args.limit_mb * 2**20)
     except CgroupUnavailable as e:

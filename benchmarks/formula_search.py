@@ -145,6 +145,20 @@ def _prefix(src: Path, dst: Path, n: int) -> None:
             g.write(line)
 
 
+def task2_queries(data: Path, n: int) -> list[str] | None:
+    """The first ``n`` query formulas of the Task 2 topic files under ``data``
+    (``topics/task2/Topics_Task2_*.xml``, in name order); None when there are none."""
+    files = sorted((data / "topics" / "task2").glob("Topics_Task2_*.xml"))
+    if not files:
+        return None
+    import pandas as pd
+
+    from mathir.topics.arqmath import read_task2_topics
+
+    topics = pd.concat([read_task2_topics(p) for p in files], ignore_index=True)
+    return [str(q) for q in topics["query"].head(n)]
+
+
 def rss_mb(pid: int | str = "self") -> float:
     """Resident memory of one process, in MB (0 when it is gone)."""
     try:
@@ -411,14 +425,10 @@ def main(argv: list[str] | None = None) -> int:
     if not derived.is_file():
         print(f"error: derived formula table not found: {derived}", file=sys.stderr)
         return 2
-    import pandas as pd
-
-    from mathir.topics.arqmath import read_task2_topics
-
-    topics = pd.concat([read_task2_topics(p) for p in
-                        sorted((args.data / "topics" / "task2").glob("Topics_Task2_*.xml"))],
-                       ignore_index=True).head(args.queries)
-    queries = [str(q) for q in topics["query"]]
+    queries = task2_queries(args.data, args.queries)
+    if queries is None:
+        print(f"error: no Task 2 topics under {args.data / 'topics' / 'task2'}", file=sys.stderr)
+        return 2
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="formula-bench-"))
