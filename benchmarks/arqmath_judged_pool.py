@@ -32,6 +32,13 @@ and 2022) is shown for reference and is never the "best mathir" row. A paired t-
 a Wilcoxon test over the 2020 topics compare mathir's best pipeline that did not see 2020
 with the best submitted participant run. Goal: +0.03 nDCG', p < 0.05 (t-test).
 
+All of it is done twice: on the whole pool (``table``, ``tuning``, ``tests``, ``goal``)
+and on its size-matched part (``size_matched``: the answers whose thread file is no
+larger than the largest file of an answer judged 0 everywhere; the weights re-chosen on
+that part of 2021 and 2022). The pool was cut by file size within each relevance class,
+so on the whole pool a long answer is more often relevant by the cut alone (see
+:func:`size_matched_pool`); the size-matched part has no such bias.
+
     python benchmarks/arqmath_judged_pool.py --peers --out runs/peers --json
 
 Runs, the answer index and the dense index go under ``--out`` and are reused while
@@ -198,9 +205,89 @@ def _row(name: str, kind: str, saw: str, per_topic, per_seed, plain=None) -> dic
     return row
 
 
+def size_matched_pool(threads: Path, qrels_files: list[Path]) -> dict:
+    """The pool's answers whose thread file is no larger than the largest file of an
+    answer that no qrels file judges above 0.
+
+    How ``shared/data``'s pool was cut (its MANIFEST, "How we cut"): of the judged
+    answers' thread files up to 40 KB, the files of answers judged relevant somewhere
+    (maximum label >= 1 over the Task 1 qrels) were taken smallest first up to 8.4 MB,
+    then those judged 0 everywhere up to 14 MB. So every answer judged 0 has a file of
+    at most 11.7 KB while relevant ones reach 28 KB: in the pool, a longer answer is
+    more often relevant by the cut alone, which rewards any ranking that favours long
+    answers (a sum over formulas, a length prior) whatever its merit. Up to the largest
+    file judged 0, the cut kept every file of both kinds, so the answers up to it carry
+    no such bias. Sizes are the thread files' bytes, as the cut used them.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name, size in (("1_10", 50), ("1_11", 80), ("2_12", 70), ("2_13", 90)):
+    ...     _ = (d / f"{name}.html").write_bytes(b"x" * size)
+    >>> _ = (d / "q.tsv").write_text("A.1 0 10 0\\nA.1 0 11 2\\nA.2 0 12 0\\nA.2 0 13 1\\n")
+    >>> r = size_matched_pool(d, [d / "q.tsv"])
+    >>> sorted(r["docnos"]), r["max_bytes"], r["relevant_beyond"]
+    (['10', '12'], 70, 2)
+    """
+    from mathir.qrels.arqmath import read_qrels
+
+    threads = Path(threads)
+    if not threads.is_dir():
+        raise ValueError(f"{threads}: the size-matched pool needs a thread_html folder")
+    size = {f.stem.rsplit("_", 1)[-1]: f.stat().st_size for f in threads.glob("*.html")}
+    qrels = pd.concat([read_qrels(p) for p in qrels_files])
+    top = qrels[qrels["docno"].isin(size)].groupby("docno")["label"].max()
+    never = [size[d] for d in top.index[top <= 0]]
+    if not never:
+        raise ValueError("no pool answer is judged 0 everywhere: no size to match")
+    limit = max(never)
+    kept = {d for d, s in size.items() if s <= limit}
+    return {"docnos": kept, "max_bytes": limit, "answers": len(kept), "of": len(size),
+            "relevant_beyond": int(sum(1 for d in top.index[top >= 1] if size[d] > limit)),
+            "qrels_files": [p.name for p in qrels_files]}
+
+
+def _restricted(years: dict, docnos: set[str]) -> dict:
+    """``years`` with each year's pool (its qrels and answers) cut to ``docnos``."""
+    return {y: {**v, "qrels": v["qrels"][v["qrels"]["docno"].isin(docnos)],
+                "docnos": v["docnos"] & docnos} for y, v in years.items()}
+
+
 def peers(data: Path, out: Path, quiet: bool) -> dict:
     """ARQMath-1 participants' runs and mathir's pipelines on the 2020 judged pool, by
-    the pool-completion protocol (:mod:`mathir.evaluation.pool_completion`)."""
+    the pool-completion protocol (:mod:`mathir.evaluation.pool_completion`), on the
+    whole pool and on its size-matched part (:func:`size_matched_pool`)."""
+    from mathir.tasks import get_task
+
+    task = get_task("arqmath-task1")
+    stage: dict[str, dict] = {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    years = {y: _year_runs(task, data, y, out, quiet) for y in (*TUNE_YEARS, EVAL_YEAR)}
+    stage["component_runs"] = {"wall_s": round(time.perf_counter() - t0, 1),
+                               "cpu_s": round(time.process_time() - c0, 1)}
+    fusion_runs: dict[tuple, str] = {}  # tuned weights -> the name of their pipeline run
+    result = _peers_on(task, data, out, quiet, years, "", fusion_runs, stage)
+    collection = Path(years[EVAL_YEAR]["data"].collection)
+    if collection.is_dir():
+        pool = size_matched_pool(collection, sorted(data.rglob("qrel_task1_*.tsv")))
+        sm_stage: dict[str, dict] = {}
+        sm = _peers_on(task, data, out, quiet, _restricted(years, pool["docnos"]),
+                       "-size-matched", fusion_runs, sm_stage)
+        sm["pool"] = {k: v for k, v in pool.items() if k != "docnos"}
+        sm["protocol"]["qrels"] = ("official 2020 qrels restricted to the pool's answers "
+                                   f"whose thread file has at most {pool['max_bytes']} bytes")
+        sm["seconds"] = sm_stage
+        result["size_matched"] = sm
+    else:
+        result["size_matched"] = {"skipped": f"{collection} is not a thread_html folder"}
+    result["seconds"] = stage
+    result["component_run_seconds"] = {y: v["seconds"] for y, v in years.items()}
+    return result
+
+
+def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, suffix: str,
+              fusion_runs: dict, stage: dict) -> dict:
+    """The --peers table, tuning and tests on the pools of ``years`` (their qrels and
+    answers, perhaps cut to a part of the pool)."""
     import functools
 
     from mathir.evaluation.pool_completion import completed_scores, random_floor
@@ -208,19 +295,12 @@ def peers(data: Path, out: Path, quiet: bool) -> dict:
     from mathir.evaluation.significance import significance_table
     from mathir.experiment import run_experiment
     from mathir.pipelines.neural import FUSION_WEIGHTS_WITH_FORMULAS
-    from mathir.tasks import get_task
     from mathir.tasks.arqmath import fusion
-
-    task = get_task("arqmath-task1")
-    stage: dict[str, dict] = {}
 
     def clock(name: str, t0: float, c0: float) -> None:
         stage[name] = {"wall_s": round(time.perf_counter() - t0, 1),
                        "cpu_s": round(time.process_time() - c0, 1)}
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    years = {y: _year_runs(task, data, y, out, quiet) for y in (*TUNE_YEARS, EVAL_YEAR)}
-    clock("component_runs", t0, c0)
     t0, c0 = time.perf_counter(), time.process_time()
     tuning = tune_fusion({y: years[y] for y in TUNE_YEARS})
     clock("tuning", t0, c0)
@@ -229,7 +309,8 @@ def peers(data: Path, out: Path, quiet: bool) -> dict:
     ev = years[EVAL_YEAR]
     tuned_w = tuple(tuning["weights"])
     default_w = tuple(FUSION_WEIGHTS_WITH_FORMULAS)
-    tuned_name = "fusion-tuned-" + "-".join(TUNE_YEARS)
+    # the same weights make the same run: the size-matched part reuses the whole pool's
+    tuned_name = fusion_runs.setdefault(tuned_w, "fusion-tuned-" + "-".join(TUNE_YEARS) + suffix)
     # The library's own fusion pipeline with the weights chosen on 2021+2022 (run files
     # and manifests under `out`, like every run of this benchmark).
     res = run_experiment(task, ev["data"], [{tuned_name: functools.partial(fusion, weights=tuned_w),
@@ -319,8 +400,6 @@ def peers(data: Path, out: Path, quiet: bool) -> dict:
         "goal": {"best_mathir": best_mathir, "best_submitted_peer": best_peer,
                  "delta_ndcg": g["delta_ndcg"], "p_t": g["p_t"], "p_wilcoxon": g["p_wilcoxon"],
                  "met": bool(g["delta_ndcg"] >= 0.03 and g["p_t"] < 0.05)},
-        "seconds": stage,
-        "component_run_seconds": {y: v["seconds"] for y, v in years.items()},
     }
 
 
@@ -336,6 +415,11 @@ def peers_markdown(result: dict) -> str:
         cells = [f"{row[c]:.4f}" if isinstance(row.get(c), float) else str(row.get(c, ""))
                  for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
+    sm = result.get("size_matched")
+    if sm and "table" in sm:
+        lines += ["", f"Size-matched pool (thread files of at most {sm['pool']['max_bytes']:,} "
+                      f"bytes: {sm['pool']['answers']:,} of {sm['pool']['of']:,} answers):", "",
+                  peers_markdown({"table": sm["table"]})]
     return "\n".join(lines)
 
 
@@ -377,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
             print(peers_markdown(result))
             print(json.dumps({k: result[k] for k in ("tuning", "tests", "goal", "wall_s",
                                                      "cpu_s")}, indent=1))
+            sm = result["size_matched"]
+            print(json.dumps({"size_matched": {k: sm[k] for k in ("pool", "tuning", "goal")}
+                              if "goal" in sm else sm}, indent=1))
         return 0
     by_year = {y: effectiveness(data, y, pipelines, out, quiet=args.json, options=options)
                for y in args.years.split(",")}

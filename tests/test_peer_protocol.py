@@ -113,3 +113,56 @@ def test_random_floor_is_fixed_where_the_order_cannot_matter():
     per_topic, _ = random_floor(qrels, seeds=[0, 1, 2])
     assert per_topic["nDCG'"].tolist() == [1.0, 1.0]
     assert per_topic["P'@10"].tolist() == pytest.approx([0.1, 0.2])
+
+
+# --- the size-matched part of the pool (benchmarks/arqmath_judged_pool.size_matched_pool) ---
+
+
+def _pool_folder(tmp_path, sizes: dict[str, int], qrels: dict[str, str]):
+    threads = tmp_path / "thread_html"
+    threads.mkdir()
+    for name, size in sizes.items():
+        (threads / f"{name}.html").write_bytes(b"x" * size)
+    files = []
+    for name, text in qrels.items():
+        files.append(tmp_path / name)
+        files[-1].write_text(text)
+    return threads, files
+
+
+def test_size_matched_pool_keeps_answers_up_to_the_largest_never_relevant_one(tmp_path):
+    from benchmarks.arqmath_judged_pool import size_matched_pool
+
+    threads, files = _pool_folder(
+        tmp_path, {"1_10": 50, "1_11": 80, "2_12": 70, "2_13": 90, "3_14": 60, "3_15": 100},
+        # 15 is judged 0 in one year and 2 in another: relevant somewhere, so its 100
+        # bytes do not raise the limit; 14 is judged 0 in both files
+        {"q2020.tsv": "A.1\t0\t10\t0\nA.1\t0\t11\t2\nA.2\t0\t12\t0\nA.2\t0\t13\t1\n"
+                      "A.3\t0\t15\t0\n",
+         "q2021.tsv": "A.201\t0\t15\t2\nA.201\t0\t14\t0\n"})
+    pool = size_matched_pool(threads, files)
+    assert pool["max_bytes"] == 70
+    assert pool["docnos"] == {"10", "12", "14"}
+    assert (pool["answers"], pool["of"], pool["relevant_beyond"]) == (3, 6, 3)
+
+
+def test_size_matched_pool_needs_an_answer_judged_zero_everywhere(tmp_path):
+    from benchmarks.arqmath_judged_pool import size_matched_pool
+
+    threads, files = _pool_folder(tmp_path, {"1_10": 50}, {"q.tsv": "A.1\t0\t10\t1\n"})
+    with pytest.raises(ValueError, match="no size to match"):
+        size_matched_pool(threads, files)
+
+
+@pytest.mark.realdata
+def test_the_real_pools_cut_by_size_makes_length_predict_relevance():
+    """The reason for the size-matched part: on the whole pool every answer judged 0
+    everywhere is at most 11,718 bytes while half the relevant ones are larger."""
+    from benchmarks.arqmath_judged_pool import size_matched_pool
+    from tests.conftest import real_path
+
+    root = real_path("arqmath")
+    pool = size_matched_pool(root / "collection_sample" / "thread_html_arqmath2",
+                             sorted(root.rglob("qrel_task1_*.tsv")))
+    assert (pool["max_bytes"], pool["answers"], pool["of"]) == (11718, 1116, 1444)
+    assert pool["relevant_beyond"] == 1444 - 1116 == 635 - 307
