@@ -213,7 +213,8 @@ def _add_reproduce(sub) -> None:
     sp.add_argument("--no-test", action="store_true", help="evaluate on Dev only")
     sp.add_argument("--combine", nargs="+", metavar="REPORT.json",
                     help="train nothing: put the worldtree.json reports of single seeds "
-                    "(one per working session) together into one table in --out")
+                    "(one per working session) together into one table in --out; with "
+                    "--ensemble, also evaluate their seed ensemble (the models must be here)")
     sp.add_argument("--ensemble", action="store_true",
                     help="also the seed ensemble (every seed's models, scores averaged)")
     sp.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -486,7 +487,8 @@ def _cmd_reproduce(args) -> None:
     from mathir.reproduce import combine_reports, markdown_tables, reproduce_worldtree
 
     if args.combine:
-        report = combine_reports(args.combine, args.out)
+        report = combine_reports(args.combine, args.out, ensemble=args.ensemble,
+                                 progress=(lambda line: None) if args.quiet else None)
         print(json.dumps(report) if args.json else markdown_tables(report))
         return
     if args.seeds < 1:

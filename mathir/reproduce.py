@@ -534,6 +534,19 @@ def _evaluate(task, split, pipelines: Sequence[str], options: dict, out: Path,
     return measures, computed
 
 
+def _evaluate_ensemble(task, split, seeds: Sequence[int], models: dict, runs_dir: Path,
+                       index_dir: Path, progress: _Progress, title: str
+                       ) -> tuple[dict, list[str]]:
+    """The seed ensemble's measures on ``split`` (every seed's bi-encoder and second-stage
+    cross-encoder, ``models[seed]["bi"]`` and ``["ce2"]``, scores averaged), its runs in
+    ``runs_dir/ensemble-<seeds>``; and the pipelines whose runs were computed now."""
+    options = {"bi_encoder": tuple(str(models[s]["bi"]) for s in seeds),
+               "cross_encoder": tuple(str(models[s]["ce2"]) for s in seeds)}
+    return _evaluate(task, split, WORLDTREE_PIPELINES, options,
+                     runs_dir / f"ensemble-{'-'.join(map(str, seeds))}", index_dir, progress,
+                     f"{title} ensemble of seeds {', '.join(map(str, seeds))}")
+
+
 def _spread(values: list[float]) -> dict:
     mean = sum(values) / len(values)
     sd = (math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
@@ -647,7 +660,41 @@ _SHARED_KEY = ("task", "recipe", "device", "training_pairs_sha256", "train_file_
                "base_weights_sha256", "training_code_sha256", "packages")
 
 
-def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None) -> dict:
+def recorded_models(report: dict, seed: int, names: Sequence[str] = ("bi", "ce2")
+                    ) -> dict[str, Path]:
+    """The models ``names`` that a report evaluated for ``seed``, found where it says and
+    checked to be the same weights (the ``weights_sha256`` of its manifests), so that a
+    model trained again since, or another machine's, is never taken for it.
+
+    >>> recorded_models({"models": {"0": {"bi": {"path": "/no/such/model", "manifest": {}}}}},
+    ...                 0, ["bi"])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: seed 0's bi model is not on this machine ...
+    """
+    found: dict[str, Path] = {}
+    entries = (report.get("models") or {}).get(str(seed)) or {}
+    for name in names:
+        entry = entries.get(name) or {}
+        path = Path(entry.get("path") or f"<no {name} model in the report>")
+        try:
+            weights = weights_checksum(path)
+        except InputError:
+            raise InputError(f"seed {seed}'s {name} model is not on this machine: the seed "
+                             f"ensemble needs every seed's models (`mathir reproduce worldtree "
+                             f"--seed {seed}` trains them again, and writes a new report)",
+                             path=path) from None
+        if weights != (entry.get("manifest") or {}).get("weights_sha256"):
+            raise InputError(f"seed {seed}'s {name} model is not the one its report "
+                             f"evaluated (its weights differ from the report's "
+                             f"weights_sha256): combine the report of the models there now",
+                             path=path)
+        found[name] = path
+    return found
+
+
+def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None,
+                    ensemble: bool = False,
+                    progress: Callable[[str], None] | None = None) -> dict:
     """One table from the ``worldtree.json`` reports of runs of single seeds.
 
     Three seeds' trainings do not fit in one working session of a 2-core machine that
@@ -661,12 +708,20 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
     Test splits and data must agree. Writes ``worldtree.md`` and ``worldtree.json`` to
     ``out`` when given.
 
+    ``ensemble``: also evaluate the seed ensemble on the reports' splits (runs in
+    ``out/runs``, Test runs logged in ``out/test_evaluations.jsonl``), with the models
+    the reports evaluated: each must still be where its report says, with the same
+    weights (:func:`recorded_models`), so the machine must hold every seed's models.
+    ``progress`` gets one line per stage (default: stderr).
+
     >>> combine_reports([])  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     mathir.errors.InputError: no report to combine
     """
     if not reports:
         raise InputError("no report to combine")
+    if ensemble and out is None:
+        raise InputError("the seed ensemble's runs and table go to an --out folder: give one")
     loaded = []
     for path in reports:
         try:
@@ -684,7 +739,7 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
     reference_differs: dict[str, dict] = {}
     shared: dict[str, dict] = {}  # model (bi, ce1, ce2) -> its training but for the seed
     for path, report in loaded:
-        for key in ("data", "splits", "smoke"):
+        for key in ("data", "splits", "smoke", "max_questions"):
             if report.get(key) != first.get(key):
                 raise InputError(f"its {key} ({report.get(key)!r}) differs from that of "
                                  f"{first_path} ({first.get(key)!r})", path=path)
@@ -709,10 +764,14 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
         if any(split in maps for maps in reference.values()):
             runs[split]["reference"] = {name: maps[split] for name, maps in reference.items()
                                         if split in maps}
+    ensemble_test: dict | None = None
+    if ensemble:
+        ensemble_test = _combined_ensemble(loaded, seeds, runs, Path(out), _Progress(progress))
     summary = summarise(runs, seeds)
     combined = {
         "task": "worldtree", "data": first.get("data"), "seeds": seeds,
-        "splits": first.get("splits"), "ensemble": False, "smoke": first.get("smoke"),
+        "splits": first.get("splits"), "ensemble": bool(ensemble),
+        "smoke": first.get("smoke"), "max_questions": first.get("max_questions"),
         "recipes": first.get("recipes"),
         "models": {str(s): r["models"][str(s)] for _, r in loaded for s in r["seeds"]},
         "summary": summary, "runs": runs, "reference": reference,
@@ -723,9 +782,48 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
                           for path, r in loaded],
         "reference_differs": reference_differs,
     }
+    if ensemble_test is not None:
+        combined["test_evaluations"] = ensemble_test
     if out is not None:
         _write_report(combined, require_writable_dir(out, "--out folder"))
     return combined
+
+
+def _combined_ensemble(loaded: list[tuple[Path, dict]], seeds: list[int], runs: dict,
+                       out: Path, progress: _Progress) -> dict:
+    """Evaluate the seed ensemble of combined reports into ``runs`` (each split's
+    ``ensemble``); what it logged of Test."""
+    from mathir.tasks import get_task
+
+    if len(seeds) < 2:
+        raise InputError("a seed ensemble needs the reports of two seeds or more")
+    _, first = loaded[0]
+    if first.get("smoke") and first.get("max_questions") is None:
+        raise InputError("these reports are of tiny runs that do not record their questions: "
+                         "the ensemble cannot be evaluated on the same ones")
+    # Every model is checked before anything is evaluated.
+    models = {seed: recorded_models(report, seed) for _, report in loaded
+              for seed in report["seeds"]}
+    out = require_writable_dir(out, "--out folder")
+    task = get_task("worldtree")
+    data = None if first.get("data") == "sample" else first.get("data")
+    index_dir = out / "runs" / ".index" / "worldtree"
+    computed_test: list[str] = []
+    for split_name in first.get("splits") or []:
+        split = _split(task, data, split_name, first.get("max_questions"), out / "data")
+        runs.setdefault(split_name, {})["ensemble"], computed = _evaluate_ensemble(
+            task, split, seeds, models, out / "runs" / split_name, index_dir, progress,
+            split_name.capitalize())
+        computed_test += [f"ensemble {p}" for p in computed if split_name == "test"]
+    log = out / "test_evaluations.jsonl"
+    if computed_test:
+        from mathir.runs.provenance import git_state
+
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git": git_state(),
+                                "data": first.get("data"), "computed": computed_test}) + "\n")
+    logged = len(log.read_text(encoding="utf-8").splitlines()) if log.is_file() else 0
+    return {"computed_now": computed_test, "logged_in": str(log), "logged_evaluations": logged}
 
 
 def not_ignored_by_git(path: str | Path) -> bool:
@@ -834,12 +932,8 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
                 progress, f"{name} seed {seed}")
             computed_test += [f"seed {seed} {p}" for p in computed if split_name == "test"]
         if ensemble and len(seeds) > 1:
-            options = {"bi_encoder": tuple(str(models[s]["bi"]) for s in seeds),
-                       "cross_encoder": tuple(str(models[s]["ce2"]) for s in seeds)}
-            by_run["ensemble"], computed = _evaluate(
-                task, split, WORLDTREE_PIPELINES, options,
-                runs_dir / f"ensemble-{'-'.join(map(str, seeds))}", index_dir, progress,
-                f"{name} ensemble of seeds {', '.join(map(str, seeds))}")
+            by_run["ensemble"], computed = _evaluate_ensemble(
+                task, split, seeds, models, runs_dir, index_dir, progress, name)
             computed_test += [f"ensemble {p}" for p in computed if split_name == "test"]
         if reference:
             by_run["reference"], computed = _evaluate(
@@ -862,7 +956,8 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
     report = {
         "task": "worldtree", "data": str(data) if data else "sample", "seeds": seeds,
         "splits": evaluate, "ensemble": bool(ensemble and len(seeds) > 1),
-        "smoke": tiny, "recipes": [r.describe() for r in recipes],
+        "smoke": tiny, "max_questions": max_questions,
+        "recipes": [r.describe() for r in recipes],
         "models": {str(s): {name: {"path": str(p), "manifest": read_manifest(p)}
                             for name, p in models[s].items()} for s in seeds},
         "summary": summary, "runs": runs, "reference": reference_maps,

@@ -214,6 +214,50 @@ def test_reports_combine_from_the_command_line(tmp_path, capsys):
                  "--out", str(tmp_path / "o")]) == 2
 
 
+def test_the_ensemble_of_combined_reports_needs_their_very_models(tmp_path):
+    # The ensemble is evaluated with the models the reports evaluated: a model missing
+    # here, or trained again since (other weights), would give another seed's number
+    # under the report's name; both are refused before anything is evaluated.
+    from mathir.errors import InputError
+
+    paths = [tmp_path / "0.json", tmp_path / "1.json"]
+    reports = [_report([0], [0.56]), _report([1], [0.58])]
+    for report in reports:
+        for entry in report["models"][str(report["seeds"][0])].values():
+            entry["path"] = str(tmp_path / entry["path"])
+    for path, report in zip(paths, reports, strict=True):
+        path.write_text(json.dumps(report))
+    with pytest.raises(InputError, match="seed 0's bi model is not on this machine"):
+        combine_reports(paths, tmp_path / "out", ensemble=True)
+    for report in reports:
+        for entry in report["models"][str(report["seeds"][0])].values():
+            Path(entry["path"]).mkdir(parents=True)
+            (Path(entry["path"]) / "model.safetensors").write_bytes(entry["path"].encode())
+            entry["manifest"]["weights_sha256"] = weights_checksum(entry["path"])
+    reports[1]["models"]["1"]["ce2"]["manifest"]["weights_sha256"] = "trained before"
+    for path, report in zip(paths, reports, strict=True):
+        path.write_text(json.dumps(report))
+    with pytest.raises(InputError, match="seed 1's ce2 model is not the one its report"):
+        combine_reports(paths, tmp_path / "out", ensemble=True)
+    assert not (tmp_path / "out" / "runs").exists()  # nothing evaluated
+    with pytest.raises(InputError, match="two seeds or more"):
+        combine_reports(paths[:1], tmp_path / "out", ensemble=True)
+    with pytest.raises(InputError, match="--out folder"):
+        combine_reports(paths, ensemble=True)
+
+
+def test_combine_on_the_command_line_does_not_drop_the_ensemble(tmp_path, capsys):
+    # --ensemble with --combine used to be ignored: a table without the ensemble row
+    # that was asked for. It is evaluated now, or refused with the reason.
+    from mathir.cli import main
+
+    for seed, value in ((0, 0.56), (1, 0.58)):
+        (tmp_path / f"{seed}.json").write_text(json.dumps(_report([seed], [value])))
+    assert main(["reproduce", "worldtree", "--combine", str(tmp_path / "0.json"),
+                 str(tmp_path / "1.json"), "--ensemble", "--out", str(tmp_path / "o")]) == 2
+    assert "seed 0's bi model is not on this machine" in capsys.readouterr().err
+
+
 # --- seeded training: same seed, same weights ------------------------------------------
 
 needs_neural = pytest.mark.skipif(not extra_available("neural"),
@@ -303,6 +347,27 @@ def test_reproduce_command_end_to_end_then_resumes(tmp_path, monkeypatch, capsys
     combined = json.loads(capsys.readouterr().out)
     assert combined["summary"] == report["summary"] and combined["models"] == report["models"]
     assert combined["reference"] == report["reference"]
+    # The ensemble of combined reports, here seed 0's models under a second seed's name:
+    # one model twice ranks like the model, so the ensemble scores as seed 0 does.
+    second = json.loads(json.dumps(report))
+    second["seeds"] = [1]
+    second["models"] = {"1": second["models"].pop("0")}
+    for entry in second["models"]["1"].values():
+        entry["manifest"]["reproduce"]["seed"] = 1
+    second["runs"] = {"dev": {"seed1": second["runs"]["dev"].pop("seed0")}}
+    Path("seed1.json").write_text(json.dumps(second))
+    assert main(["reproduce", "worldtree", "--combine", "o/worldtree.json", "seed1.json",
+                 "--ensemble", "--out", "e", "--json"]) == 0
+    out, err = capsys.readouterr()
+    both = json.loads(out)
+    assert both["ensemble"] and "Dev ensemble of seeds 0, 1" in err
+    for pipeline, seed0 in report["runs"]["dev"]["seed0"].items():
+        assert both["runs"]["dev"]["ensemble"][pipeline]["MAP"] == \
+            pytest.approx(seed0["MAP"], abs=1e-4), pipeline
+    assert both["summary"]["dev"]["ltr-dense"]["ensemble"] == pytest.approx(
+        report["summary"]["dev"]["ltr-dense"]["mean"], abs=1e-4)
+    assert both["test_evaluations"]["computed_now"] == []  # Dev only
+    assert "seed ensemble" in (tmp_path / "e" / "worldtree.md").read_text()
 
 
 # --- the order of the trainings --------------------------------------------------------
