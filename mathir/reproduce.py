@@ -655,9 +655,12 @@ def _write_report(report: dict, out: Path) -> None:
     report["files"] = {"table": str(out / "worldtree.md"), "json": str(out / "worldtree.json")}
 
 
-#: What every seed of one table must share: the models' training, all but the seed.
-_SHARED_KEY = ("task", "recipe", "device", "training_pairs_sha256", "train_file_sha256",
-               "base_weights_sha256", "training_code_sha256", "packages")
+#: What every seed of one table must share: the models' training, all but what the seed
+#: changes. The training pairs are drawn with the seed (their negatives), and a second
+#: stage starts from its own seed's first stage, so neither checksum is compared; the
+#: base weights are, for a model that starts from the packaged one.
+_SHARED_KEY = ("task", "recipe", "device", "train_file_sha256", "training_code_sha256",
+               "packages")
 
 
 def recorded_models(report: dict, seed: int, names: Sequence[str] = ("bi", "ce2")
@@ -750,8 +753,10 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
             for model, entry in report["models"][str(seed)].items():
                 key = ((entry.get("manifest") or {}).get("reproduce") or {})
                 mine = {k: key.get(k) for k in _SHARED_KEY}
+                if not (key.get("recipe") or {}).get("base"):  # from the packaged model
+                    mine["base_weights_sha256"] = key.get("base_weights_sha256")
                 if shared.setdefault(model, mine) != mine:
-                    changed = sorted(k for k in _SHARED_KEY if mine[k] != shared[model][k])
+                    changed = sorted(k for k in mine if mine[k] != shared[model].get(k))
                     raise InputError(f"seed {seed}'s {model} was trained differently from "
                                      f"seed {seeds[0]}'s: {', '.join(changed)}", path=path)
             for split, by_run in report["runs"].items():

@@ -157,8 +157,12 @@ def _report(seeds, maps, code="c1", reference=0.51):
     key = {"task": "worldtree", "recipe": {"lr": 1}, "device": "cpu",
            "training_pairs_sha256": "p", "train_file_sha256": "t",
            "base_weights_sha256": "b", "training_code_sha256": code, "packages": {"torch": "2"}}
+    # As real reports: the pairs are drawn with the seed, and the second stage starts
+    # from the seed's own first stage (other base weights for each seed).
     models = {str(s): {m: {"path": f"m/{s}/{m}", "manifest": {"reproduce": {
-        **key, "seed": s, "recipe": {"name": m}, "training_pairs_sha256": m}}}
+        **key, "seed": s, "recipe": {"name": m, "base": "ce1" if m == "ce2" else None},
+        "training_pairs_sha256": f"{m} of seed {s}",
+        "base_weights_sha256": f"ce1 of seed {s}" if m == "ce2" else "b"}}}
         for m in ("bi", "ce1", "ce2")} for s in seeds}
     return {"task": "worldtree", "data": "d", "splits": ["test"], "smoke": False,
             "seeds": list(seeds), "models": models, "recipes": [],
@@ -189,6 +193,10 @@ def test_reports_of_single_seeds_combine_into_one_table(tmp_path):
 @pytest.mark.parametrize(("second", "message"), [
     (_report([0], [0.57]), "seed 0 is in two reports"),
     (_report([1], [0.57], code="c2"), "trained differently from seed 0's: training_code_sha256"),
+    ({**_report([1], [0.57]), "models": {"1": {"bi": {"manifest": {"reproduce": {
+        **_report([1], [0.57])["models"]["1"]["bi"]["manifest"]["reproduce"],
+        "base_weights_sha256": "another"}}}}}},
+     "seed 1's bi was trained differently from seed 0's: base_weights_sha256"),
     ({**_report([1], [0.57]), "data": "other"}, "its data"),
     ({"task": "other"}, "not a report"),
 ])
