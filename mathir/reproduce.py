@@ -706,8 +706,9 @@ def combine_reports(reports: Sequence[str | Path], out: str | Path | None = None
     are not needed afterwards); this puts the reports together: every seed's MAP, the
     mean ± standard deviation, the reference rows, and how many Test evaluations each
     report logged. The reports must be of distinct seeds and of the same training (the
-    ``reproduce`` entries of their models' manifests equal but for the seed: recipe,
-    data and base-model checksums, training code and library versions); their Dev and
+    ``reproduce`` entries of their models' manifests equal but for what the seed
+    changes: recipe, Train file and packaged base-model checksums, training code and
+    library versions; not the seeded training pairs); their Dev and
     Test splits and data must agree. Writes ``worldtree.md`` and ``worldtree.json`` to
     ``out`` when given.
 
