@@ -821,13 +821,19 @@ def _combined_ensemble(loaded: list[tuple[Path, dict]], seeds: list[int], runs: 
             task, split, seeds, models, out / "runs" / split_name, index_dir, progress,
             split_name.capitalize())
         computed_test += [f"ensemble {p}" for p in computed if split_name == "test"]
+    return _log_test_evaluations(out, first.get("data"), computed_test)
+
+
+def _log_test_evaluations(out: Path, data: str | None, computed_test: list[str]) -> dict:
+    """Append the Test runs computed now to ``out/test_evaluations.jsonl`` (when any);
+    what the report says of them: those runs, the log and how many entries it holds."""
     log = out / "test_evaluations.jsonl"
     if computed_test:
         from mathir.runs.provenance import git_state
 
         with open(log, "a", encoding="utf-8") as f:
             f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git": git_state(),
-                                "data": first.get("data"), "computed": computed_test}) + "\n")
+                                "data": data, "computed": computed_test}) + "\n")
     logged = len(log.read_text(encoding="utf-8").splitlines()) if log.is_file() else 0
     return {"computed_now": computed_test, "logged_in": str(log), "logged_evaluations": logged}
 
@@ -949,15 +955,8 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
             for name, values in by_run["reference"].items():
                 reference_maps.setdefault(name, {})[split_name] = values
         runs[split_name] = by_run
-    log = out / "test_evaluations.jsonl"
-    if computed_test:
-        from mathir.runs.provenance import git_state
-
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git": git_state(),
-                                "data": str(data) if data else "sample",
-                                "computed": computed_test}) + "\n")
-    logged = len(log.read_text(encoding="utf-8").splitlines()) if log.is_file() else 0
+    test_evaluations = _log_test_evaluations(out, str(data) if data else "sample",
+                                             computed_test)
     summary = summarise(runs, seeds)
     report = {
         "task": "worldtree", "data": str(data) if data else "sample", "seeds": seeds,
@@ -968,8 +967,7 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
                             for name, p in models[s].items()} for s in seeds},
         "summary": summary, "runs": runs, "reference": reference_maps,
         "headline": _headline(summary),
-        "test_evaluations": {"computed_now": computed_test, "logged_in": str(log),
-                             "logged_evaluations": logged},
+        "test_evaluations": test_evaluations,
         "seconds": {"training": round(trained - started, 1),
                     "evaluation": round(time.perf_counter() - trained, 1),
                     "total": round(time.perf_counter() - started, 1)},
