@@ -48,12 +48,41 @@ BM25_DEFAULTS = (1.2, 0.75)
 # is the same whatever the size; at 2.4M posts 100,000 indexed faster than 20,000 in two of
 # three alternating runs (docs/performance.md).
 PISA_BATCH_SIZE = 100_000
-# PISA's parsing threads for an unsharded build (it runs one more); None: one per core.
+# PISA's parsing threads for an unsharded build (it runs one more); None: one per core
+# this process may run on.
 PISA_THREADS: int | None = None
+# A batch size no collection reaches (PISA reads it as a C int).
+_ONE_BATCH = 2**31 - 1
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity (taskset, a Slurm or container
+    cpuset), which is what TBB sizes its thread pool by, else the machine's count.
+
+    >>> usable_cpus() >= 1
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this platform (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
 
 
 def _pisa_threads() -> int:
-    return PISA_THREADS or max(1, os.cpu_count() or 1)
+    return PISA_THREADS or usable_cpus()
+
+
+def _pisa_batch_size() -> int:
+    """Documents per batch of PISA's parser for this process.
+
+    PISA's parser (``Forward_Index_Builder::build``) hands each batch to a TBB task and
+    blocks once twice its threads' count of batches wait; TBB starts one worker per usable
+    CPU less one, so a process confined to one CPU has no worker and would wait forever
+    from that batch on (the sample's 250 answers in batches of 16 never finish under
+    ``taskset -c 0``). There the waiting batches are only parsed after the last is read,
+    so one batch of every answer holds no more memory, and finishes: the same index.
+    """
+    return PISA_BATCH_SIZE if usable_cpus() > 1 else _ONE_BATCH
 
 
 @dataclass(frozen=True)
@@ -375,7 +404,7 @@ def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
                 failures.append(e)
 
         PisaIndex(str(out_dir / "pisa"), stemmer=STEMMER, text_field="text",
-                  batch_size=PISA_BATCH_SIZE, threads=threads).index(docs())
+                  batch_size=_pisa_batch_size(), threads=threads).index(docs())
         bar.close()
     if failures:
         raise failures[0]

@@ -4,11 +4,14 @@ the same run files for any number of shards; its TF-IDF is the whole collection'
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing.answer_index import AnswerIndex
+from mathir.indexing.answer_index import AnswerIndex, usable_cpus
 from mathir.pipelines.lexical import PisaBM25, bm25, tfidf
 from mathir.runs.arqmath import write_run
 
@@ -84,6 +87,8 @@ def test_bad_shard_options_are_refused(sample, tmp_path, kwargs, msg):
         AnswerIndex.build(sample.posts, tmp_path / "i", quiet=True, **kwargs)
 
 
+@pytest.mark.skipif(usable_cpus() == 1, reason="confined to one CPU, PISA parses one batch "
+                    "(mathir.indexing.answer_index._pisa_batch_size)")
 def test_pisa_batch_size_does_not_change_the_index(sample, sample_index, topics, monkeypatch,
                                                    tmp_path):
     """Batches of 16 answers (the sample's 250 in 16 batches, parsed and inverted apart)
@@ -100,3 +105,28 @@ def test_pisa_batch_size_does_not_change_the_index(sample, sample_index, topics,
     assert len(runs[0]) > 0
     columns = ["qid", "docno", "score", "rank"]
     assert runs[0][columns].equals(runs[1][columns])
+
+
+_ONE_CPU_BUILD = """
+import os, sys
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+from mathir.indexing import answer_index
+answer_index.PISA_BATCH_SIZE = 16
+answer_index.AnswerIndex.build(sys.argv[1], sys.argv[2], quiet=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux CPU affinity")
+def test_a_build_confined_to_one_cpu_finishes(sample, sample_index, tmp_path):
+    """Under taskset, Slurm or a container cpuset of one CPU, TBB gives PISA's parser no
+    worker thread, and it blocked for ever from the fifth batch on (the sample's answers
+    in batches of 16). The build must finish, and make the same index."""
+    out = tmp_path / "one-cpu"
+    try:
+        subprocess.run([sys.executable, "-c", _ONE_CPU_BUILD, str(sample.posts), str(out)],
+                       check=True, timeout=240, capture_output=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail("an answer index build confined to one CPU did not finish in 240 s")
+    for name in ("inv.docs", "inv.freqs", "inv.sizes", "fwd.terms", "fwd.documents"):
+        assert (out / "pisa" / name).read_bytes() == \
+            (sample_index.path / "pisa" / name).read_bytes(), name
