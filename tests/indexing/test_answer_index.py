@@ -16,6 +16,13 @@ from mathir.pipelines.lexical import PisaBM25, bm25, tfidf
 from mathir.runs.arqmath import write_run
 
 
+def assert_same_pisa_files(index_dir, expected_dir) -> None:
+    """The PISA postings and forward files of two answer indexes are byte for byte equal."""
+    for name in ("inv.docs", "inv.freqs", "inv.sizes", "fwd.terms", "fwd.documents"):
+        assert (index_dir / "pisa" / name).read_bytes() == \
+            (expected_dir / "pisa" / name).read_bytes(), name
+
+
 @pytest.fixture(scope="module")
 def shard_indexes(tmp_path_factory):
     from mathir.samples import arqmath_sample
@@ -98,9 +105,7 @@ def test_pisa_batch_size_does_not_change_the_index(sample, sample_index, topics,
     monkeypatch.setattr(answer_index, "PISA_BATCH_SIZE", 16)
     small = AnswerIndex.build(sample.posts, tmp_path / "batches16", quiet=True)
     assert "[Batch 15]" in (small.path / "pisa.log").read_text()  # the batches were small
-    for name in ("inv.docs", "inv.freqs", "inv.sizes", "fwd.terms", "fwd.documents"):
-        assert (small.path / "pisa" / name).read_bytes() == \
-            (sample_index.path / "pisa" / name).read_bytes(), name
+    assert_same_pisa_files(small.path, sample_index.path)
     runs = [bm25(index, 1000).transform(topics) for index in (small, sample_index)]
     assert len(runs[0]) > 0
     columns = ["qid", "docno", "score", "rank"]
@@ -127,6 +132,4 @@ def test_a_build_confined_to_one_cpu_finishes(sample, sample_index, tmp_path):
                        check=True, timeout=240, capture_output=True)
     except subprocess.TimeoutExpired:
         pytest.fail("an answer index build confined to one CPU did not finish in 240 s")
-    for name in ("inv.docs", "inv.freqs", "inv.sizes", "fwd.terms", "fwd.documents"):
-        assert (out / "pisa" / name).read_bytes() == \
-            (sample_index.path / "pisa" / name).read_bytes(), name
+    assert_same_pisa_files(out, sample_index.path)
