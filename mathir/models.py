@@ -22,6 +22,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,15 +41,26 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
-def missing_modules(extra: str) -> list[str]:
-    """The modules of ``extra`` that cannot be imported here.
+#: what the bi-encoder imports: a model given by path needs neither the packaged MiniLM
+#: nor bert-score (a machine that holds only these can encode)
+BI_ENCODER_MODULES = ("torch", "transformers", "sentence_transformers", "pyterrier_dr")
+
+
+def missing_modules(extra: str, modules: Sequence[str] | None = None) -> list[str]:
+    """The modules of ``extra`` (or only ``modules`` of it) that cannot be imported here.
 
     >>> missing_modules("neural")
+    []
+    >>> missing_modules("neural", ["pyterrier_dr"])
     []
     """
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}; expected one of {tuple(EXTRAS)}")
-    return [m for m in EXTRAS[extra][0] if not _importable(m)]
+    wanted = EXTRAS[extra][0] if modules is None else tuple(modules)
+    unknown = [m for m in wanted if m not in EXTRAS[extra][0]]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a module of the {extra!r} extra")
+    return [m for m in wanted if not _importable(m)]
 
 
 def _importable(module: str) -> bool:
@@ -63,12 +75,14 @@ def extra_available(extra: str) -> bool:
     return not missing_modules(extra)
 
 
-def require_extra(extra: str, what: str | None = None) -> None:
+def require_extra(extra: str, what: str | None = None,
+                  modules: Sequence[str] | None = None) -> None:
     """Raise one InputError line naming the install command when ``extra`` is missing.
 
-    ``what`` says what needs it (default: "this feature").
+    ``what`` says what needs it (default: "this feature"); ``modules``, which of the
+    extra's modules it needs (default: all of them).
     """
-    missing = missing_modules(extra)
+    missing = missing_modules(extra, modules)
     if missing:
         raise InputError(f"{what or 'this feature'} needs the `{extra}` extra "
                          f"({', '.join(missing)} not installed): {EXTRAS[extra][1]}")
@@ -160,7 +174,7 @@ class BiEncoder:
 
     def __init__(self, model: str | Path | None = None, batch_size: int = 32,
                  device: str | None = None):
-        require_extra("neural", "the bi-encoder")
+        require_extra("neural", "the bi-encoder", BI_ENCODER_MODULES)
         offline()
         import pyterrier_dr
 

@@ -399,7 +399,7 @@ class DenseAnswerIndex(pt.Artifact):
         """The ``pyterrier_dr.FlexIndex`` holding the passage vectors."""
         from mathir.models import require_extra
 
-        require_extra("neural", "the dense index")
+        require_extra("neural", "the dense index", ["pyterrier_dr"])
         import pyterrier_dr
 
         return pyterrier_dr.FlexIndex(str(self.path / "flex"), verbose=False)
