@@ -21,6 +21,22 @@ packaged all-MiniLM-L6-v2, vectors written to a pyterrier-dr ``FlexIndex``. It r
     python benchmarks/dense_encoding.py --json
     python benchmarks/dense_encoding.py --answers 500 --threads 1 --batch-size 32 --json
 
+On a GPU (``--device cuda``) the sample is encoded in a fraction of a second, too little to
+time: ``--repeat K`` then also encodes the sample's passages K times over (docnos made
+unique) through the same ``doc_encoder >> FlexIndex`` indexer that
+``DenseAnswerIndex.build`` uses, and the projection is made from that longer run (K = 970
+gives 1.4M answers: the collection's size, measured rather than projected).
+``--dtype float16`` encodes with half-precision weights; ``--save-vectors FILE.npy`` keeps
+the sample's passage vectors and ``--compare-vectors FILE.npy`` reports their cosines with
+vectors saved by another run (the CPU's float32 vectors, say). ``--texts DIR`` reads an
+answer-texts store (``mathir.AnswerTexts``) instead of the thread files and ``--model
+DIR`` another copy of the bi-encoder, for a machine that holds neither the data folder nor
+the packaged model:
+
+    python benchmarks/dense_encoding.py --texts T --save-vectors cpu_vectors.npy --json
+    python benchmarks/dense_encoding.py --texts T --model M --device cuda --batch-size 256 \
+        --repeat 20 --compare-vectors cpu_vectors.npy --scan-passages 0 --json
+
 Memory of a search (pyterrier-dr 0.8.1, ``flex/core.py`` ``FlexIndex.payload``): the vectors
 are opened with ``np.memmap(vecs.f4, mode="r")``, not loaded; ``np_retriever`` then reads
 every vector for every batch of queries, so the whole file stays in the page cache when RAM
@@ -45,9 +61,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
 from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 THREADS = Path("collection_sample") / "thread_html_arqmath2"
@@ -123,14 +143,20 @@ def linked_subset(threads: Path, n: int, into: Path) -> Path:
     return into
 
 
-def _passage_stats(texts, encoder) -> dict:
-    """Passages per answer and word pieces per passage, cut as DenseAnswerIndex.build does."""
+def cut_passages(texts):
+    """The answers of ``texts`` and their passages, cut as DenseAnswerIndex.build cuts them."""
+    from mathir.indexing.dense_index import PassageSettings
+
+    frame = texts.frame()
+    return frame, PassageSettings().transformer()(frame)
+
+
+def _passage_stats(frame, passages, encoder) -> dict:
+    """Passages per answer and word pieces per passage."""
     from collections import Counter
 
     from mathir.indexing.dense_index import PassageSettings
 
-    frame = texts.frame()
-    passages = PassageSettings().transformer()(frame)
     per_answer = Counter(d.rsplit("%p", 1)[0] for d in passages["docno"])
     counts = [per_answer.get(d, 0) for d in frame["docno"]]
     model = encoder.st.model
@@ -177,8 +203,108 @@ def scan_rate(n: int, dim: int, tmp: Path, depth: int = 3000, queries: int = 10)
     return out
 
 
+def flex_files(flex: Path) -> dict[str, int]:
+    """Bytes of each file of a FlexIndex directory."""
+    return {p.name: p.stat().st_size for p in flex.iterdir()}
+
+
+def vec_size(flex: Path) -> int:
+    """The dimension of a FlexIndex's vectors (its ``pt_meta.json``)."""
+    return int(json.loads((flex / "pt_meta.json").read_text())["vec_size"])
+
+
+def flex_vectors(flex: Path) -> np.ndarray:
+    """The vectors of a FlexIndex (``vecs.f4``: float32 rows of ``vec_size``), in docno order."""
+    import numpy as np
+
+    return np.fromfile(flex / "vecs.f4", dtype="<f4").reshape(-1, vec_size(flex))
+
+
+def cosine_agreement(vectors: np.ndarray, reference: np.ndarray) -> dict:
+    """Row-by-row cosines of ``vectors`` with ``reference`` (the same passages encoded
+    elsewhere): how far another device or precision moves the index.
+
+    >>> import numpy as np
+    >>> a = np.array([[1.0, 0.0], [0.6, 0.8]])
+    >>> cosine_agreement(a, np.array([[1.0, 0.0], [0.8, 0.6]]))["min"]
+    0.96
+    >>> cosine_agreement(a, a[:1])
+    Traceback (most recent call last):
+    ValueError: 2 vectors against 1 reference vectors: not the same passages
+    """
+    import numpy as np
+
+    if vectors.shape != reference.shape:
+        raise ValueError(f"{len(vectors)} vectors against {len(reference)} reference vectors: "
+                         "not the same passages")
+    a = np.asarray(vectors, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64)
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return {"passages": int(len(cos)), "min": round(float(cos.min()), 6),
+            "p1": round(float(np.percentile(cos, 1)), 6), "mean": round(float(cos.mean()), 7),
+            "max_abs_diff": round(float(np.abs(a - b).max()), 6)}
+
+
+def encode_repeated(passages, repeat: int, encoder, batch_size: int, into: Path) -> dict:
+    """Encode ``passages`` ``repeat`` times over into a new FlexIndex at ``into``, timed.
+
+    The records (docno made unique with ``~k``, text) go through the pipeline
+    ``DenseAnswerIndex.build`` runs: the encoder's ``doc_encoder >> FlexIndex`` indexer.
+    """
+    import pyterrier_dr
+
+    docnos, texts = passages["docno"].tolist(), passages["text"].tolist()
+
+    def records():
+        for k in range(repeat):
+            for docno, text in zip(docnos, texts, strict=True):
+                yield {"docno": f"{docno}~{k}", "text": text}
+
+    flex = pyterrier_dr.FlexIndex(str(into), verbose=False)
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    (encoder.st.doc_encoder(verbose=False, batch_size=batch_size)
+     >> flex.indexer(mode="overwrite")).index(records())
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    n = repeat * len(docnos)
+    files = flex_files(into)
+    if files["vecs.f4"] != n * 4 * vec_size(into):
+        raise AssertionError(f"the FlexIndex holds {files['vecs.f4']} bytes of vectors, "
+                             f"not {n} passages' worth")
+    return {"repeat": repeat, "passages": n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "passages_per_s": round(n / wall, 1), "cpu_ms_per_passage": round(1000 * cpu / n, 3),
+            "flex_files": files,
+            "includes": "encoding and writing the FlexIndex (texts already read and cut)"}
+
+
+def _weights_sha256(model_dir: str) -> str | None:
+    """SHA-256 of the model's safetensors weights (which copy of the model was used)."""
+    import hashlib
+
+    files = sorted(Path(model_dir).glob("*.safetensors"))
+    if not files:
+        return None
+    h = hashlib.sha256()
+    with open(files[0], "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _device_info(device: str) -> dict:
+    import torch
+
+    if not device.startswith("cuda"):
+        return {"measured": False, "reason": "encoded on the CPU; no GPU figure" + (
+            "" if torch.cuda.is_available() else " (torch sees no GPU in this process)")}
+    return {"measured": True, "name": torch.cuda.get_device_name(device),
+            "torch": torch.__version__, "cuda": torch.version.cuda}
+
+
 def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
-        device: str, scan_passages: int, target: int) -> dict:
+        device: str, scan_passages: int, target: int, *, texts_dir: Path | None = None,
+        model: Path | None = None, dtype: str = "float32", repeat: int = 0,
+        save_vectors: Path | None = None, compare_vectors: Path | None = None) -> dict:
+    import numpy as np
     import torch
 
     from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
@@ -186,29 +312,40 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
 
     if threads:
         torch.set_num_threads(threads)
-    threads_dir = data / THREADS
-    n_files = len(list(threads_dir.glob("*.html")))
-    n = n_files if answers is None else answers
     result: dict = {"benchmark": "dense_encoding", "calibration_ms": calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
     t_all, c_all = time.perf_counter(), cpu_seconds()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         t0, c0 = time.perf_counter(), cpu_seconds()
-        subset = threads_dir if n == n_files else linked_subset(threads_dir, n, tmp / "threads")
-        texts = AnswerTexts.build(subset, tmp / "texts", quiet=True)
+        if texts_dir is not None:
+            texts = AnswerTexts(texts_dir)
+            result["data"] = {"source": str(texts_dir), "answers": len(texts),
+                              "texts_manifest": texts.manifest}
+        else:
+            threads_dir = data / THREADS
+            n_files = len(list(threads_dir.glob("*.html")))
+            n = n_files if answers is None else answers
+            subset = (threads_dir if n == n_files
+                      else linked_subset(threads_dir, n, tmp / "threads"))
+            texts = AnswerTexts.build(subset, tmp / "texts", quiet=True)
+            result["data"] = {"source": str(threads_dir), "answers": len(texts),
+                              "of_files": n_files, "order": "first N thread files by name",
+                              "caveat": "sample files chosen smallest first (<= 40 KB): answers "
+                                        "likely shorter than the collection's"}
         result["reading"] = {"wall_s": round(time.perf_counter() - t0, 2),
                              "cpu_s": round(cpu_seconds() - c0, 2)}
-        result["data"] = {"source": str(threads_dir), "answers": len(texts),
-                          "of_files": n_files, "order": "first N thread files by name",
-                          "caveat": "sample files chosen smallest first (<= 40 KB): answers "
-                                    "likely shorter than the collection's"}
 
         t0, c0 = time.perf_counter(), cpu_seconds()
-        encoder = load_bi_encoder(batch_size=batch_size, device=device)
+        encoder = load_bi_encoder(model, batch_size=batch_size, device=device)
+        # the weights' type on the device (a float16 copy of the model is computed in
+        # float32 unless --dtype float16 is asked for)
+        encoder.st.model.to(getattr(torch, dtype))
         encoder.encode(["warm up $x^2$"] * batch_size)
         result["model"] = {"path": encoder.model_path, "load_s": round(time.perf_counter() - t0, 2),
-                           "load_cpu_s": round(cpu_seconds() - c0, 2)}
+                           "load_cpu_s": round(cpu_seconds() - c0, 2),
+                           "dtype": str(next(encoder.st.model.parameters()).dtype),
+                           "weights_sha256": _weights_sha256(encoder.model_path)}
 
         t0, c0 = time.perf_counter(), cpu_seconds()
         dense = DenseAnswerIndex.build(texts, tmp / "dense", encoder, batch_size=batch_size,
@@ -225,35 +362,51 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
             "cpu_ms_per_passage": round(1000 * cpu / n_passages, 2),
             "includes": "DenseAnswerIndex.build: cutting, encoding, writing the FlexIndex"}
 
-        files = {p.name: p.stat().st_size for p in (dense.path / "flex").iterdir()}
-        dim = int(json.loads((dense.path / "flex" / "pt_meta.json").read_text())["vec_size"])
+        flex = dense.path / "flex"
+        files = flex_files(flex)
+        vectors = flex_vectors(flex)
+        dim = int(vectors.shape[1])
         result["index"] = {"flex_files": files, "dim": dim,
                            "bytes_per_passage": round(sum(files.values()) / n_passages, 1),
                            "vecs_bytes_per_passage": files["vecs.f4"] / n_passages,
                            "docnos_bytes_per_passage":
                                round(files["docnos.npids"] / n_passages, 2)}
-        result["passages"] = _passage_stats(texts, encoder)
+        if save_vectors is not None:
+            np.save(save_vectors, vectors)
+        if compare_vectors is not None:
+            result["vectors_against"] = {"file": str(compare_vectors),
+                                         **cosine_agreement(vectors, np.load(compare_vectors))}
+        frame, cut = cut_passages(texts)
+        result["passages"] = _passage_stats(frame, cut, encoder)
         if result["passages"]["count"] != n_passages:  # the cut must be the build's own
             raise AssertionError(f"passage count {result['passages']['count']} != the index's "
                                  f"{n_passages}")
+        measured = {"answers": len(texts), "passages": n_passages, "encode_wall_s": wall,
+                    "encode_cpu_s": cpu, "vecs_bytes": files["vecs.f4"],
+                    "docnos_bytes": files["docnos.npids"],
+                    "other_bytes": sum(v for k, v in files.items()
+                                       if k not in ("vecs.f4", "docnos.npids"))}
+        if repeat:
+            rep = encode_repeated(cut, repeat, encoder, batch_size, tmp / "repeated.flex")
+            result["repeated"] = rep
+            rfiles = rep["flex_files"]
+            measured = {"answers": len(texts) * repeat, "passages": rep["passages"],
+                        "encode_wall_s": rep["wall_s"], "encode_cpu_s": rep["cpu_s"],
+                        "vecs_bytes": rfiles["vecs.f4"], "docnos_bytes": rfiles["docnos.npids"],
+                        "other_bytes": sum(v for k, v in rfiles.items()
+                                           if k not in ("vecs.f4", "docnos.npids"))}
 
         if scan_passages:
             result["scan"] = scan_rate(scan_passages, dim, tmp)
         result["projection"] = project(
-            answers=len(texts), passages=n_passages, encode_wall_s=wall, encode_cpu_s=cpu,
-            vecs_bytes=files["vecs.f4"], docnos_bytes=files["docnos.npids"],
-            other_bytes=sum(v for k, v in files.items() if k not in ("vecs.f4", "docnos.npids")),
-            scan_passages=scan_passages, target=target,
+            **measured, scan_passages=scan_passages, target=target,
             scan_s={k[:-len("_wall_s")]: v for k, v in result.get("scan", {}).items()
                     if k.endswith("_wall_s")})
+        result["projection"]["from"] = "the repeated run" if repeat else "the sample's build"
         result["projection"]["search_memory"] = (
             "vecs.f4 is np.memmap'ed (page cache; np_retriever reads all of it per query "
             "batch), docnos.npids is copied into memory by npids' Lookup")
-    if device == "cpu":
-        result["gpu"] = {"measured": False,
-                         "reason": "encoded on the CPU; no GPU figure" + (
-                             "" if torch.cuda.is_available() else
-                             " (torch sees no GPU in this process)")}
+    result["gpu"] = _device_info(device)
     result["wall_s"] = round(time.perf_counter() - t_all, 2)
     result["cpu_s"] = round(cpu_seconds() - c_all, 2)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -273,10 +426,33 @@ def main(argv: list[str] | None = None) -> int:
                     help="random vectors for the search scan rate (0: skip)")
     ap.add_argument("--target", type=int, default=TARGET_ANSWERS,
                     help="answers to project to (1,400,000)")
+    ap.add_argument("--texts", type=Path, default=None,
+                    help="an answer-texts store (mathir.AnswerTexts) to read instead of the "
+                         "thread sample")
+    ap.add_argument("--model", type=Path, default=None,
+                    help="the bi-encoder's directory (default: the packaged all-MiniLM-L6-v2)")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
+                    help="the weights' type when encoding (float32)")
+    ap.add_argument("--repeat", type=int, default=0,
+                    help="also encode the passages K times over and project from that run")
+    ap.add_argument("--save-vectors", type=Path, default=None,
+                    help="save the sample's passage vectors (.npy)")
+    ap.add_argument("--compare-vectors", type=Path, default=None,
+                    help="cosines of the sample's passage vectors with these (.npy)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
-    if not (args.data / THREADS).is_dir():
+    if args.texts is None and not (args.data / THREADS).is_dir():
         print(f"error: no ARQMath thread sample at {args.data / THREADS}", file=sys.stderr)
+        return 2
+    if args.texts is not None and args.answers is not None:
+        print("error: --answers takes the first thread files; with --texts every answer of "
+              "the store is read", file=sys.stderr)
+        return 2
+    if args.repeat < 0:
+        print("error: --repeat must be at least 0", file=sys.stderr)
+        return 2
+    if args.compare_vectors is not None and not args.compare_vectors.is_file():
+        print(f"error: no vectors at {args.compare_vectors}", file=sys.stderr)
         return 2
     for name in ("answers", "batch_size", "threads"):
         value = getattr(args, name)
@@ -291,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout holds the JSON only
             result = run(args.data, args.answers, args.batch_size, args.threads, args.device,
-                         args.scan_passages, args.target)
+                         args.scan_passages, args.target, texts_dir=args.texts,
+                         model=args.model, dtype=args.dtype, repeat=args.repeat,
+                         save_vectors=args.save_vectors, compare_vectors=args.compare_vectors)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -10,7 +10,10 @@ and BM25 / TF-IDF retrieval of the top 1000 for synthetic topics.
 
 ``--pisa-batch-size`` and ``--pisa-threads`` set PISA's parsing and inverting batch and its
 threads for this run (defaults: ``mathir.indexing.answer_index.PISA_BATCH_SIZE`` and
-``PISA_THREADS``). CPU seconds (this process and its
+``PISA_THREADS``). ``--scoring bm25-impacts --shards N`` builds the index as N shards of
+BM25 impacts side by side, N local processes (``AnswerIndex.build(shards=N,
+scoring="bm25-impacts")``), and searches them side by side: ``--shards 1`` and ``2`` give
+the sharded build's time with one and two workers. CPU seconds (this process and its
 children) are reported beside the wall time, with the machine's calibration figure.
 
 Targets (2-core machine, N = 1,000,000): indexing >= 20,000 posts/s end to end, peak
@@ -105,8 +108,16 @@ def main(argv=None) -> int:
                          f"{answer_index.PISA_BATCH_SIZE:,})")
     ap.add_argument("--pisa-threads", type=int, default=None,
                     help="PISA's parsing threads (default: one per core)")
+    ap.add_argument("--scoring", choices=("bm25", "bm25-impacts"), default="bm25",
+                    help="bm25-impacts: shards of BM25 impacts, built and searched side by side")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="with --scoring bm25-impacts: shards built side by side (1)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    if args.shards < 1:
+        ap.error("--shards must be at least 1")
+    if args.shards > 1 and args.scoring != "bm25-impacts":
+        ap.error("--shards needs --scoring bm25-impacts (shards of float BM25 are not merged)")
     if args.pisa_threads is not None:
         if args.pisa_threads < 1:
             ap.error("--pisa-threads must be at least 1")
@@ -127,7 +138,8 @@ def main(argv=None) -> int:
     index_dir = work / f"index-{args.posts}"
     shutil.rmtree(index_dir, ignore_errors=True)
     t0, c0 = time.perf_counter(), cpu_seconds()
-    index = AnswerIndex.build(posts, index_dir, quiet=True)
+    index = AnswerIndex.build(posts, index_dir, quiet=True, scoring=args.scoring,
+                              shards=args.shards)
     index_s, index_cpu = time.perf_counter() - t0, cpu_seconds() - c0
     rss_index = peak_rss_mb()
 
@@ -152,7 +164,10 @@ def main(argv=None) -> int:
         "index_cpu_seconds": round(index_cpu, 2),
         "index_posts_per_second": round(args.posts / index_s),
         "pisa_batch_size": answer_index.PISA_BATCH_SIZE,
-        "pisa_threads": answer_index._pisa_threads(),
+        # a shard process gives PISA one thread (AnswerIndex.build)
+        "pisa_threads": answer_index._pisa_threads() if args.shards == 1 else 1,
+        "scoring": args.scoring,
+        "shards": args.shards,
         "peak_rss_mb": round(max(rss_index, peak_rss_mb())),
         "bm25_ms_per_query": round(timings["bm25"], 3),
         "tfidf_ms_per_query": round(timings["tfidf"], 3),

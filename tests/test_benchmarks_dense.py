@@ -1,4 +1,5 @@
-"""The projection arithmetic of benchmarks/dense_encoding.py (numbers given, no timing)."""
+"""benchmarks/dense_encoding.py and index_mse.py: projection arithmetic, vector agreement,
+repeated encoding and option checks (numbers given, nothing timed)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,65 @@ def test_distribution_percentiles():
     d = distribution([1] * 90 + [5] * 10)
     assert (d["mean"], d["p50"], d["min"], d["max"]) == (1.4, 1.0, 1, 5)
     assert d["p95"] == 5.0
+
+
+def test_cosine_agreement_of_vectors_with_themselves_and_others():
+    import numpy as np
+
+    from benchmarks.dense_encoding import cosine_agreement
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((50, 8)).astype("f4")
+    same = cosine_agreement(a, a.copy())
+    assert same["min"] == pytest.approx(1.0) and same["max_abs_diff"] == 0.0
+    moved = a.copy()
+    moved[7] = -moved[7]  # one passage's vector turned around
+    assert cosine_agreement(moved, a)["min"] == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="not the same passages"):
+        cosine_agreement(a[:49], a)
+
+
+@pytest.mark.slow
+def test_repeated_encoding_writes_every_copy_with_the_same_vectors(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyterrier_dr")
+    import numpy as np
+
+    from benchmarks.dense_encoding import encode_repeated, flex_vectors
+    from mathir.models import load_bi_encoder
+
+    passages = pd.DataFrame({"docno": ["a%p0", "a%p1", "b%p0"],
+                             "text": ["Let $x^2$ be", "a square.", "Integrals"]})
+    encoder = load_bi_encoder(batch_size=2, device="cpu")
+    out = encode_repeated(passages, 3, encoder, 2, tmp_path / "flex")
+    assert out["passages"] == 9 and out["repeat"] == 3
+    vectors = flex_vectors(tmp_path / "flex")
+    assert vectors.shape == (9, 384)
+    for k in (1, 2):  # the k-th copy is the passages encoded again
+        np.testing.assert_allclose(vectors[3 * k:3 * k + 3], vectors[:3], atol=1e-5)
+    assert not np.allclose(vectors[0], vectors[2])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--texts", "t", "--answers", "5"], "with --texts every answer"),
+    (["--texts", "t", "--repeat", "-1"], "--repeat must be at least 0"),
+    (["--texts", "t", "--compare-vectors", "nowhere.npy"], "no vectors at"),
+])
+def test_dense_benchmark_refuses_bad_options(argv, message, capsys):
+    from benchmarks.dense_encoding import main
+
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--shards", "2"], "--shards needs --scoring bm25-impacts"),
+    (["--shards", "0", "--scoring", "bm25-impacts"], "--shards must be at least 1"),
+])
+def test_answer_benchmark_refuses_shards_of_float_bm25(argv, message, capsys):
+    from benchmarks.index_mse import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
