@@ -14,7 +14,6 @@ import os
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -134,7 +133,8 @@ class AnswerCollection:
             return iter_thread_posts(self.path)
         return iter_posts(self.path)
 
-    def iter_answers(self, with_title: bool = True, math_words: bool = False) -> Iterator[dict]:
+    def iter_answers(self, with_title: bool = True, math_words: bool = False,
+                     rows: tuple[int, int | None] = (0, None)) -> Iterator[dict]:
         """Answers as ``{"docno", "text", "thread_id"}``.
 
         The text keeps formulas as ``$LaTeX$``, or turns them into words (``math_words``).
@@ -142,13 +142,32 @@ class AnswerCollection:
         With ``with_title`` the question's title is prepended to each answer, which
         gives short answers the context of their thread (questions precede their
         answers in the official file, so one pass suffices).
+
+        ``rows`` = ``(start, stop)`` yields only the answers numbered ``start`` to ``stop
+        - 1`` in collection order (``stop`` None: to the end), as ``islice`` would; the
+        answers before ``start`` are counted but their text is not made, so a shard
+        that indexes a late slice does not convert every answer before it.
+
+        >>> from mathir.samples import arqmath_sample
+        >>> answers = AnswerCollection.at(arqmath_sample().posts)
+        >>> [a["docno"] for a in answers.iter_answers(rows=(2, 4))]
+        ['1004', '1005']
         """
+        start, stop = rows
+        if start < 0 or (stop is not None and stop < start):
+            raise ValueError(f"rows must be 0 <= start <= stop, got {rows}")
         titles: dict[str, str] = {}
+        number = -1
         for post in self.iter_posts():
             if post.post_type == "question":
                 if with_title:
                     titles[post.post_id] = html_to_text(post.title, math_words)
                 continue
+            number += 1
+            if number < start:
+                continue
+            if stop is not None and number >= stop:
+                return
             text = post.text(math_words)
             if with_title:
                 title = titles.get(post.parent_id or "", "")
@@ -395,7 +414,7 @@ def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
             # pyterrier-pisa consumes this in a writer thread and would index a truncated
             # collection if it raised: keep the error for this thread.
             try:
-                for doc in islice(collection.iter_answers(with_title, math_words=True), *rows):
+                for doc in collection.iter_answers(with_title, math_words=True, rows=rows):
                     meta.write(f"{doc['docno']}\t{doc['thread_id']}\n")
                     n += 1
                     bar.update()

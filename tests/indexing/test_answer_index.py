@@ -133,3 +133,29 @@ def test_a_build_confined_to_one_cpu_finishes(sample, sample_index, tmp_path):
     except subprocess.TimeoutExpired:
         pytest.fail("an answer index build confined to one CPU did not finish in 240 s")
     assert_same_pisa_files(out, sample_index.path)
+
+
+@pytest.mark.parametrize("rows", [(0, None), (0, 3), (2, 5), (83, 166), (166, None), (249, 400)])
+def test_a_slice_of_answers_is_the_islice_of_all(sample, rows):
+    from itertools import islice
+
+    from mathir.indexing.answer_index import AnswerCollection
+
+    answers = AnswerCollection.at(sample.posts)
+    assert (list(answers.iter_answers(True, math_words=True, rows=rows))
+            == list(islice(answers.iter_answers(True, math_words=True), *rows)))
+
+
+def test_a_late_slice_makes_no_text_of_the_answers_before_it(sample, monkeypatch):
+    from mathir.indexing import mse_posts
+    from mathir.indexing.answer_index import AnswerCollection
+
+    made = []
+    text = mse_posts.Post.text
+    monkeypatch.setattr(mse_posts.Post, "text",
+                        lambda self, math_words=False: made.append(self.post_id) or
+                        text(self, math_words))
+    docs = list(AnswerCollection.at(sample.posts).iter_answers(rows=(200, 210)))
+    assert len(docs) == 10 and made == [d["docno"] for d in docs]
+    with pytest.raises(ValueError, match="0 <= start <= stop"):
+        next(AnswerCollection.at(sample.posts).iter_answers(rows=(5, 2)))
