@@ -278,16 +278,19 @@ def encode_repeated(passages, repeat: int, encoder, batch_size: int, into: Path)
 
 def _weights_sha256(model_dir: str) -> str | None:
     """SHA-256 of the model's safetensors weights (which copy of the model was used)."""
-    import hashlib
+    from mathir.runs.provenance import sha256_file
 
     files = sorted(Path(model_dir).glob("*.safetensors"))
-    if not files:
-        return None
-    h = hashlib.sha256()
-    with open(files[0], "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(files[0]) if files else None
+
+
+def _measured(answers: int, passages: int, wall: float, cpu: float, files: dict) -> dict:
+    """What :func:`project` scales: counts, encoding seconds and the FlexIndex's bytes."""
+    return {"answers": answers, "passages": passages, "encode_wall_s": wall,
+            "encode_cpu_s": cpu, "vecs_bytes": files["vecs.f4"],
+            "docnos_bytes": files["docnos.npids"],
+            "other_bytes": sum(v for k, v in files.items()
+                               if k not in ("vecs.f4", "docnos.npids"))}
 
 
 def _device_info(device: str) -> dict:
@@ -381,20 +384,12 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
         if result["passages"]["count"] != n_passages:  # the cut must be the build's own
             raise AssertionError(f"passage count {result['passages']['count']} != the index's "
                                  f"{n_passages}")
-        measured = {"answers": len(texts), "passages": n_passages, "encode_wall_s": wall,
-                    "encode_cpu_s": cpu, "vecs_bytes": files["vecs.f4"],
-                    "docnos_bytes": files["docnos.npids"],
-                    "other_bytes": sum(v for k, v in files.items()
-                                       if k not in ("vecs.f4", "docnos.npids"))}
+        measured = _measured(len(texts), n_passages, wall, cpu, files)
         if repeat:
             rep = encode_repeated(cut, repeat, encoder, batch_size, tmp / "repeated.flex")
             result["repeated"] = rep
-            rfiles = rep["flex_files"]
-            measured = {"answers": len(texts) * repeat, "passages": rep["passages"],
-                        "encode_wall_s": rep["wall_s"], "encode_cpu_s": rep["cpu_s"],
-                        "vecs_bytes": rfiles["vecs.f4"], "docnos_bytes": rfiles["docnos.npids"],
-                        "other_bytes": sum(v for k, v in rfiles.items()
-                                           if k not in ("vecs.f4", "docnos.npids"))}
+            measured = _measured(len(texts) * repeat, rep["passages"], rep["wall_s"],
+                                 rep["cpu_s"], rep["flex_files"])
 
         if scan_passages:
             result["scan"] = scan_rate(scan_passages, dim, tmp)
