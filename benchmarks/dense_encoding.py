@@ -367,18 +367,17 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
 
         flex = dense.path / "flex"
         files = flex_files(flex)
-        vectors = flex_vectors(flex)
-        dim = int(vectors.shape[1])
+        dim = vec_size(flex)
         result["index"] = {"flex_files": files, "dim": dim,
                            "bytes_per_passage": round(sum(files.values()) / n_passages, 1),
                            "vecs_bytes_per_passage": files["vecs.f4"] / n_passages,
                            "docnos_bytes_per_passage":
                                round(files["docnos.npids"] / n_passages, 2)}
         if save_vectors is not None:
-            np.save(save_vectors, vectors)
+            np.save(save_vectors, flex_vectors(flex))
         if compare_vectors is not None:
-            result["vectors_against"] = {"file": str(compare_vectors),
-                                         **cosine_agreement(vectors, np.load(compare_vectors))}
+            result["vectors_against"] = {"file": str(compare_vectors), **cosine_agreement(
+                flex_vectors(flex), np.load(compare_vectors))}
         frame, cut = cut_passages(texts)
         result["passages"] = _passage_stats(frame, cut, encoder)
         if result["passages"]["count"] != n_passages:  # the cut must be the build's own
