@@ -6,12 +6,26 @@ with a UTF-8 byte-order mark. Runs saved by ``pt.Experiment(save_dir=...)`` are
 gzip-compressed (``.res.gz``): a file that starts with gzip's magic bytes is read
 through :mod:`gzip`, whatever its name. Every line comes with its number so that errors
 can name it.
+
+Reading is bounded: a line longer than :data:`MAX_LINE_BYTES`, or a compressed file
+that decompresses to more than :data:`MAX_DECOMPRESSED_BYTES`, is refused with an
+InputError naming the line (a 400 KB ``.gz`` holding one 400 MB line once took 1.1 GB
+before its error). Both are read from the environment (``MATHIR_MAX_LINE_BYTES``,
+``MATHIR_MAX_DECOMPRESSED_BYTES``) when mathir is imported, and can be set on this
+module or passed to the readers.
+
+Fields of TREC-style files (runs, qrels) are split on ASCII whitespace only, as NIST's
+``trec_eval`` splits them with C's ``isspace``: a non-breaking space inside a document
+id is part of the id, not a separator (:func:`iter_trec_fields`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
+import os
+import re
+import warnings
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +39,33 @@ _UTF16_32_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _env_bytes(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise InputError(f"{name}={value!r} is not a whole number of bytes") from None
+    if number < 1:
+        raise InputError(f"{name}={value!r} must be at least 1")
+    return number
+
+
+#: Longest line (in bytes, line ending included) the line readers accept: 4 MiB.
+#: Official ARQMath lines are under 100 KB; a longer one is refused, naming the line.
+MAX_LINE_BYTES = _env_bytes("MATHIR_MAX_LINE_BYTES", 4 << 20)
+#: Most bytes read out of one gzip-compressed input: 4 GiB (a compression bomb stops
+#: there, with an error, instead of running for minutes).
+MAX_DECOMPRESSED_BYTES = _env_bytes("MATHIR_MAX_DECOMPRESSED_BYTES", 4 << 30)
+
+#: C's ``isspace`` in the "C" locale, which trec_eval splits fields with. Python's
+#: ``str.split()`` also splits on Unicode spaces (U+00A0, U+2003, ...), which trec_eval
+#: reads as part of a field.
+ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
+_ASCII_SPACES = re.compile(f"[{re.escape(ASCII_WHITESPACE)}]+")
 
 
 @contextlib.contextmanager
@@ -49,12 +90,20 @@ def open_bytes(path: str | Path) -> Iterator[IO[bytes]]:
             yield g
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | Path, max_line_bytes: int | None = None,
+               max_decompressed_bytes: int | None = None,
+               bom_warning: str | None = None) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` without line endings; blank lines are skipped.
 
     A UTF-8 byte-order mark at the start of the file is dropped (it is not part of the
     first field: read as text it would turn topic ``A.1`` into ``\\ufeffA.1``). A UTF-16
-    or UTF-32 file is refused, naming its encoding.
+    or UTF-32 file is refused, naming its encoding; with ``bom_warning``, dropping the
+    mark is reported in a warning with that text.
+
+    Lines longer than ``max_line_bytes`` (default :data:`MAX_LINE_BYTES`) and compressed
+    files larger than ``max_decompressed_bytes`` once decompressed (default
+    :data:`MAX_DECOMPRESSED_BYTES`) are refused, naming the line, before they are held
+    in memory.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "q.tsv"
@@ -64,9 +113,11 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """
     path = require_file(path)
     with open_bytes(path) as f:
-        for lineno, raw in _numbered(f, path):
+        for lineno, raw in _numbered(f, path, max_line_bytes, max_decompressed_bytes):
             if lineno == 1:
-                raw = _drop_bom(raw, path)
+                raw, dropped = _drop_bom(raw, path)
+                if dropped and bom_warning:
+                    warnings.warn(f"{path}:1: {bom_warning}", stacklevel=3)
             raw = raw.rstrip(b"\r\n")
             if not raw.strip():
                 continue
@@ -93,47 +144,280 @@ def count_lines(path: str | Path, chunk: int = 1 << 22) -> int:
     >>> count_lines(p)
     3
     """
-    n, last = 0, b"\n"
+    n, last, total = 0, b"\n", 0
+    limit = MAX_DECOMPRESSED_BYTES
     with open_bytes(path) as f:
+        compressed = isinstance(f, gzip.GzipFile)
         while block := f.read(chunk):
             n += block.count(b"\n")
             last = block[-1:]
+            total += len(block)
+            if compressed and total > limit:
+                raise _too_big(path, limit, n + 1)
     return n + (last != b"\n")
 
 
-def _numbered(f: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
-    lineno = 0
+def _too_big(path: Path, limit: int, lineno: int) -> InputError:
+    return InputError(f"decompresses to more than {limit:,} bytes (the limit; set "
+                      "MATHIR_MAX_DECOMPRESSED_BYTES or mathir.tabular.MAX_DECOMPRESSED_BYTES "
+                      "to read more)", path=path, line=lineno)
+
+
+def _numbered(f: IO[bytes], path: Path, max_line_bytes: int | None = None,
+              max_decompressed_bytes: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw line)``, each line read with a size cap so that a huge line
+    is refused after ``max_line_bytes`` bytes rather than held whole in memory."""
+    limit = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
+    most = MAX_DECOMPRESSED_BYTES if max_decompressed_bytes is None else max_decompressed_bytes
+    compressed = isinstance(f, gzip.GzipFile)
+    lineno = total = 0
     try:
-        for lineno, raw in enumerate(f, 1):  # noqa: B007 - lineno names a corrupt line
+        while raw := f.readline(limit + 1):
+            lineno += 1
+            if len(raw) > limit:
+                raise InputError(f"line longer than {limit:,} bytes (the limit; set "
+                                 "MATHIR_MAX_LINE_BYTES or mathir.tabular.MAX_LINE_BYTES to "
+                                 "read longer lines)", path=path, line=lineno)
+            total += len(raw)
+            if compressed and total > most:
+                raise _too_big(path, most, lineno)
             yield lineno, raw
     except (OSError, EOFError, zlib.error) as e:  # a damaged or truncated gzip file
         raise InputError(f"not readable as gzip data ({e})", path=path,
                          line=lineno + 1) from None
 
 
-def _drop_bom(first_line: bytes, path: Path) -> bytes:
+def _drop_bom(first_line: bytes, path: Path) -> tuple[bytes, bool]:
     if first_line.startswith(UTF8_BOM):
-        return first_line[len(UTF8_BOM):]
+        return first_line[len(UTF8_BOM):], True
     for bom, encoding in _UTF16_32_BOMS:
         if first_line.startswith(bom):
             raise InputError(f"the file is {encoding} text (byte-order mark {bom.hex(' ')}); "
                              "convert it to UTF-8", path=path, line=1)
-    return first_line
+    return first_line, False
 
 
 def iter_fields(path: str | Path, min_fields: int, max_fields: int | None = None,
                 sep: str | None = "\t") -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)``, checking the number of fields.
 
-    ``sep=None`` splits on any whitespace (TREC files). With ``max_fields``, the last
-    field keeps any further separators (a LaTeX formula may contain tabs).
+    ``sep=None`` splits on ASCII whitespace (TREC files; see :func:`split_ascii`). With
+    ``max_fields``, the last field keeps any further separators (a LaTeX formula may
+    contain tabs).
     """
     for lineno, line in iter_lines(path):
         if sep is None:
-            fields = line.split() if max_fields is None else line.split(None, max_fields - 1)
+            fields = split_ascii(line, -1 if max_fields is None else max_fields - 1)
         else:
             fields = line.split(sep) if max_fields is None else line.split(sep, max_fields - 1)
         if len(fields) < min_fields or (max_fields is None and len(fields) != min_fields):
             want = min_fields if max_fields in (None, min_fields) else f"{min_fields}-{max_fields}"
             raise InputError(f"expected {want} columns, found {len(fields)}", path=path, line=lineno)
         yield lineno, fields
+
+
+def split_ascii(line: str, maxsplit: int = -1) -> list[str]:
+    """``line.split(None, maxsplit)``, but on ASCII whitespace only, as C's ``isspace``.
+
+    >>> split_ascii("A.1 0 12\\u00a034 2")
+    ['A.1', '0', '12\\xa034', '2']
+    >>> split_ascii("  a\\tb  c ", 1)
+    ['a', 'b  c']
+    """
+    line = line.strip(ASCII_WHITESPACE)
+    return _ASCII_SPACES.split(line, maxsplit=max(maxsplit, 0)) if line else []
+
+
+def iter_trec_fields(path: str | Path, min_fields: int, max_fields: int | None = None,
+                     blank_lines: str = "skip") -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of a TREC run or qrels file, read as trec_eval reads it.
+
+    Fields are split on ASCII whitespace; a line whose first non-blank character is
+    ``#`` is a comment; a line with fewer than ``min_fields`` fields, or more than
+    ``max_fields`` (None: any number; trec_eval ignores a run line's extra fields), is
+    refused, naming it. ``blank_lines="skip"`` skips blank lines as trec_eval does in
+    runs; ``"warn"`` skips them with a warning naming the first (trec_eval refuses a
+    qrels file with a blank line). A UTF-8 byte-order mark is dropped with a warning
+    (trec_eval would read it as part of the first topic id).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "q.txt"
+    >>> _ = p.write_text("# judged by hand\\nA.1 0 5 2\\n")
+    >>> list(iter_trec_fields(p, 4, 4))
+    [(2, ['A.1', '0', '5', '2'])]
+    """
+    blank: list[int] = []
+    last = 0
+    for lineno, line in iter_lines(path, bom_warning=(
+            "dropped a UTF-8 byte-order mark (trec_eval reads it as part of the first "
+            "topic id)")):
+        if blank_lines == "warn" and lineno != last + 1:
+            blank.extend(range(last + 1, lineno))
+        last = lineno
+        fields = split_ascii(line)
+        if not fields:  # a line of Unicode spaces only: iter_lines keeps it
+            if blank_lines == "warn":
+                blank.append(lineno)
+            continue
+        if fields[0].startswith("#"):
+            continue
+        if len(fields) < min_fields or (max_fields is not None and len(fields) > max_fields):
+            want = (min_fields if max_fields == min_fields
+                    else f"at least {min_fields}" if max_fields is None
+                    else f"{min_fields}-{max_fields}")
+            raise InputError(f"expected {want} columns (split on ASCII whitespace), "
+                             f"found {len(fields)}", path=path, line=lineno)
+        yield lineno, fields
+    if blank:
+        warnings.warn(f"{path}:{blank[0]}: skipped {len(blank)} blank line(s) "
+                      "(trec_eval refuses a qrels file with a blank line)", stacklevel=2)
+
+
+#: A number as C's ``atof`` reads it, in full and in ASCII digits only (no ``1_000``, no
+#: Arabic-Indic digits, no hexadecimal, no ``inf`` or ``nan``).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+#: An integer, possibly written as a float with a zero fraction (``2.0``), which
+#: ``atol`` reads as the integer.
+_WHOLE = re.compile(r"([+-]?[0-9]+)(?:\.0*)?")
+
+
+def parse_decimal(text: str, what: str, path: str | Path | None, lineno: int | None) -> float:
+    """A finite number written in ASCII digits, or InputError naming the file and line.
+
+    Python's ``float()`` also reads ``1_000``, ``\\u0663`` (an Arabic-Indic 3) and
+    ``infinity``, which trec_eval's ``atof`` reads as 1, 0 and infinity: refused here.
+
+    >>> parse_decimal("-1.5e3", "score", "r.tsv", 1)
+    -1500.0
+    >>> parse_decimal("1_000", "score", "r.tsv", 4)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: r.tsv:4: score is not a number in ASCII digits: '1_000'
+    """
+    if not _DECIMAL.fullmatch(text):
+        raise InputError(f"{what} is not a number in ASCII digits: {text!r}", path=path,
+                         line=lineno)
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
+    return value
+
+
+def parse_integer(text: str, what: str, path: str | Path | None, lineno: int | None,
+                  float_form: bool = False) -> int:
+    """An integer in ASCII digits (``float_form``: also ``2.0``), or InputError.
+
+    >>> parse_integer("3", "rank", "r.tsv", 1), parse_integer("2.0", "label", "q", 1, True)
+    (3, 2)
+    """
+    m = (_WHOLE if float_form else _INTEGER).fullmatch(text)
+    if not m:
+        raise InputError(f"{what} is not an integer in ASCII digits: {text!r}", path=path,
+                         line=lineno)
+    return int(m.group(1) if float_form else text)
+
+
+class ReadNotes:
+    """What a reader read more leniently than it could have refused, reported as one
+    warning per kind of note, naming the first line and counting the others.
+
+    >>> import warnings
+    >>> notes = ReadNotes("run.tsv")
+    >>> notes.add("score", 3, "score '1_000' read as 1.0")
+    >>> notes.add("score", 9, "score 'x' read as 0.0")
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     notes.warn()
+    >>> str(w[0].message)
+    "run.tsv:3: score '1_000' read as 1.0 (and 1 more such line)"
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = path
+        self._first: dict[str, tuple[int, str]] = {}
+        self._count: dict[str, int] = {}
+
+    def add(self, kind: str, lineno: int, message: str) -> None:
+        """Note ``message`` about line ``lineno`` (only the first of a kind is kept)."""
+        self._first.setdefault(kind, (lineno, message))
+        self._count[kind] = self._count.get(kind, 0) + 1
+
+    def warn(self, stacklevel: int = 2) -> None:
+        """One warning per kind noted."""
+        for kind, (lineno, message) in self._first.items():
+            more = self._count[kind] - 1
+            tail = f" (and {more} more such line{'s' if more > 1 else ''})" if more else ""
+            warnings.warn(f"{self.path}:{lineno}: {message}{tail}", stacklevel=stacklevel + 1)
+
+
+# C's strtod / atof and atol on a field (no leading blanks: fields are split on them).
+_ATOF_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                       r"(?:[pP][+-]?[0-9]+)?")
+_ATOF_SPECIAL = re.compile(r"[+-]?(?:inf|nan)", re.IGNORECASE)
+
+
+def atof(text: str) -> float:
+    """The number C's ``atof`` reads from ``text``: its longest numeric prefix, else 0.
+
+    >>> atof("2.5"), atof("1_000"), atof("3abc"), atof("\\u0663"), atof("0x1p3")
+    (2.5, 1.0, 3.0, 0.0, 8.0)
+    """
+    m = _ATOF_HEX.match(text)
+    if m:
+        hexa = m.group()
+        if "p" not in hexa.lower():
+            hexa += "p0"
+        return float.fromhex(hexa)
+    m = _ATOF_SPECIAL.match(text)
+    if m:
+        return float(m.group())
+    m = _DECIMAL.match(text)
+    return float(m.group()) if m else 0.0
+
+
+def atol(text: str) -> int:
+    """The integer C's ``atol`` reads from ``text``: its longest integer prefix, else 0.
+
+    >>> atol("2.0"), atol("0_3"), atol("\\u0663"), atol("-1x")
+    (2, 0, 0, -1)
+    """
+    m = _INTEGER.match(text)
+    return int(m.group()) if m else 0
+
+
+def read_score(text: str, what: str, path: str | Path, lineno: int, notes: ReadNotes) -> float:
+    """A run's score as trec_eval reads it (:func:`atof`), noting any text that is not
+    wholly a number in ASCII digits; a score that is not finite (``inf``, ``nan``, ``1e999``)
+    is refused (trec_eval's sort would order it arbitrarily).
+
+    >>> notes = ReadNotes("r.tsv")
+    >>> read_score("1.5", "score", "r.tsv", 1, notes), read_score("1_000", "score", "r.tsv", 2, notes)
+    (1.5, 1.0)
+    """
+    if _DECIMAL.fullmatch(text):
+        value = float(text)
+    else:
+        value = atof(text)
+        notes.add(what, lineno, f"{what} {text!r} is not a number in ASCII digits: read as "
+                                f"{value!r}, as trec_eval reads it (C's atof)")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
+    return value
+
+
+def read_whole(text: str, what: str, lineno: int, notes: ReadNotes,
+               float_form: bool = False) -> int:
+    """An integer as trec_eval reads it (:func:`atol`), noting any text that is not
+    wholly an integer in ASCII digits (with ``float_form``, ``2.0`` is one).
+
+    >>> notes = ReadNotes("q.tsv")
+    >>> read_whole("2.0", "relevance", 1, notes, True), read_whole("0_3", "relevance", 2, notes)
+    (2, 0)
+    """
+    m = (_WHOLE if float_form else _INTEGER).fullmatch(text)
+    if m:
+        return int(m.group(1) if float_form else text)
+    value = atol(text)
+    notes.add(what, lineno, f"{what} {text!r} is not an integer in ASCII digits: read as "
+                            f"{value} (C's atol, as trec_eval reads numbers)")
+    return value

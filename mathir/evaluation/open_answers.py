@@ -485,10 +485,10 @@ def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
       are skipped with a warning when the ``neural`` extra is missing.
 
     >>> from mathir.samples import arqmath_sample
-    >>> from mathir.qrels.arqmath import read_qrels
+    >>> from mathir.qrels.arqmath import read_task3_qrels
     >>> from mathir.runs.arqmath_task3 import read_assignments
     >>> s = arqmath_sample()
-    >>> t = evaluate_open_answers({}, read_qrels(s.task3_qrels), read_assignments(s.task3_assignments))
+    >>> t = evaluate_open_answers({}, read_task3_qrels(s.task3_qrels), read_assignments(s.task3_assignments))
     >>> t.loc["alpha-task3-run1-auto-both-extract-P"].tolist()
     [2.9, 1.0]
     """

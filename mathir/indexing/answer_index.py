@@ -10,6 +10,7 @@ manifest matches the input and parameters (:func:`mathir.storage.build_or_reuse`
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import shutil
 from collections.abc import Iterable, Iterator
@@ -422,8 +423,14 @@ def _index_answer_slice(path: str, kind: str, with_title: bool, out: str,
             except BaseException as e:  # noqa: BLE001 - re-raised below
                 failures.append(e)
 
-        PisaIndex(str(out_dir / "pisa"), stemmer=STEMMER, text_field="text",
-                  batch_size=_pisa_batch_size(), threads=threads).index(docs())
+        # PISA peeks at the first document and raises StopIteration on none: an empty
+        # collection (or slice), or a reader error on its first answer, is told here.
+        stream = docs()
+        first = next(stream, None)
+        if first is not None:
+            PisaIndex(str(out_dir / "pisa"), stemmer=STEMMER, text_field="text",
+                      batch_size=_pisa_batch_size(),
+                      threads=threads).index(itertools.chain([first], stream))
         bar.close()
     if failures:
         raise failures[0]

@@ -7,6 +7,6 @@ _EXPORTS = {
     "MAX_RESULTS": "mathir.runs.arqmath",
     "read_run": "mathir.runs.arqmath",
     "validate_run": "mathir.runs.arqmath",
-    "write_run": "mathir.runs.arqmath",
+    "write_run": "mathir.runs.formats",
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

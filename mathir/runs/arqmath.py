@@ -3,35 +3,59 @@
 * ARQMath-2/3 (default when writing): ``topic post_id rank score run`` (5 columns, TAB).
 * ARQMath-1 / TREC: ``topic Q0 post_id rank score run`` (6 columns).
 
-Both are read (whitespace separated, CRLF tolerated). Documented behaviour on reading:
+Both are read as NIST's ``trec_eval`` reads a run (its ``get_trec_results.c``), which
+is what the ARQMath organisers score runs with:
 
-* a non-numeric or NaN/infinite score, or a non-integer rank: :class:`InputError`
-  naming the line;
-* a repeated (topic, post) pair: the first occurrence is kept, later ones dropped;
-* more than :data:`MAX_RESULTS` rows for a topic: the best 1000 (by score, then rank)
-  are kept, as the official evaluation cuts at 1000;
+* fields are split on ASCII whitespace (a non-breaking space is part of a field);
+  a line whose first non-blank character is ``#`` is a comment; blank lines are skipped;
+* a TREC line has 6 fields (further fields are ignored, as trec_eval ignores them; the
+  second field is not checked); a 5-field line is the ARQMath-2/3 format, unless its
+  second field is ``Q0``: then it is a TREC line without its run tag, refused (trec_eval
+  refuses it too); a file mixing the two formats is refused;
+* a score is read as trec_eval reads it, with C's ``atof``: a field that is not wholly
+  a number in ASCII digits (``1_000``, an Arabic-Indic digit, ``3abc``) counts as its
+  numeric prefix (1, 0, 3), as there, and a warning names the line (Python's
+  ``float()`` would read 1000 and 3); a score that is not finite (``inf``, ``nan``) is
+  refused. trec_eval ignores ranks; a rank that is not an integer is read the same way,
+  with a warning (it often shows columns out of place);
+* a repeated (topic, post) pair: the first occurrence is kept and a warning names the
+  line (trec_eval refuses the file: "duplicate docs");
+* every row is kept, as trec_eval keeps them; a topic with more than
+  :data:`MAX_RESULTS` rows (ARQMath's limit for submissions) gets a warning. Pass
+  ``max_results`` to keep only each topic's best rows;
 * ties in score are allowed; evaluation orders them as trec_eval does;
 * a topic absent from the given topics, or an empty file: :class:`InputError`.
 
-Reading streams the file: memory holds the best 1000 rows of each topic and an 8-byte
-fingerprint per row (to find repeated pairs), not the file (see :func:`best_rows`).
+Lines are read one at a time with a length cap (:mod:`mathir.tabular`); memory holds
+the rows in columns plus 16 bytes per row (a fingerprint of the pair and the line
+number) to find repeated pairs (see :func:`best_rows`).
 """
 
 from __future__ import annotations
 
-import heapq
+import contextlib
+import gzip
+import io
 import math
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
 
 from mathir.errors import InputError
 from mathir.storage import atomic_file
-from mathir.tabular import iter_fields
+from mathir.tabular import (
+    ReadNotes,
+    iter_trec_fields,
+    parse_decimal,
+    parse_integer,
+    read_score,
+    read_whole,
+)
 
 MAX_RESULTS = 1000
 RUN_COLUMNS = ["qid", "docno", "rank", "score", "name"]
@@ -39,22 +63,23 @@ FORMATS = ("arqmath", "trec")
 
 
 def parse_number(text: str, kind: type, what: str, path, lineno: int):
-    """``kind(text)`` (int or finite float), or InputError naming the file and line."""
-    try:
-        value = kind(text)
-    except ValueError:
-        raise InputError(f"{what} is not {'an integer' if kind is int else 'a number'}: {text!r}",
-                         path=path, line=lineno) from None
-    if kind is float and not math.isfinite(value):
-        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
-    return value
+    """``text`` as an int or a finite float written in ASCII digits, or InputError
+    naming the file and line (see :func:`mathir.tabular.parse_decimal`).
+
+    >>> parse_number("2.5", float, "score", "r.tsv", 1)
+    2.5
+    """
+    if kind is int:
+        return parse_integer(text, what, path, lineno)
+    return parse_decimal(text, what, path, lineno)
 
 
 def read_run(path: str | Path, topics: Iterable[str] | None = None,
-             max_results: int = MAX_RESULTS) -> pd.DataFrame:
+             max_results: int | None = None) -> pd.DataFrame:
     """Read a Task 1 run (5- or 6-column format) into ``qid, docno, rank, score, name``.
 
-    ``topics`` (ids), when given, makes a topic outside them an error.
+    ``topics`` (ids), when given, makes a topic outside them an error. Every row is
+    kept unless ``max_results`` is given (then each topic's best rows by score).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.tsv"
@@ -63,104 +88,142 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None,
     ['10', '11']
     """
     known = set(topics) if topics is not None else None
+    notes = ReadNotes(path)
 
-    def rows() -> Iterator[tuple]:
-        for lineno, fields in iter_fields(path, 5, 6, sep=None):
-            if len(fields) == 6:
-                if fields[1] != "Q0":
-                    raise InputError(
-                        "6 columns must be 'topic Q0 post_id rank score run' (second column Q0)",
-                        path=path, line=lineno,
-                    )
-                qid, _, docno, rank, score, name = fields
+    def rows() -> Iterator[tuple[int, tuple]]:
+        first: tuple[int, int] | None = None  # (line, fields) of the first row
+        for lineno, fields in iter_trec_fields(path, 5):
+            if len(fields) == 5 and fields[1] == "Q0":
+                raise InputError(
+                    "5 columns with Q0 second: a TREC line without its run tag "
+                    "(expected 'topic Q0 post_id rank score run_tag'; trec_eval refuses it too)",
+                    path=path, line=lineno)
+            width = min(len(fields), 6)
+            if first is None:
+                first = (lineno, width)
+            elif width != first[1]:
+                raise InputError(
+                    f"{width} columns, but line {first[0]} has {first[1]}: a run is in one "
+                    "format, ARQMath's 'topic post_id rank score run' (5) or TREC's "
+                    "'topic Q0 post_id rank score run' (6)", path=path, line=lineno)
+            if width == 6:
+                qid, _, docno, rank, score, name = fields[:6]
             else:
                 qid, docno, rank, score, name = fields
             if known is not None and qid not in known:
                 raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
-            yield (qid, docno, parse_number(rank, int, "rank", path, lineno),
-                   parse_number(score, float, "score", path, lineno), name.strip())
+            yield lineno, (qid, docno, read_whole(rank, "rank", lineno, notes),
+                           read_score(score, "score", path, lineno, notes), name)
 
-    return best_rows(rows, RUN_COLUMNS, max_results, path)
+    run = best_rows(rows, RUN_COLUMNS, max_results, path)
+    notes.warn()
+    return run
 
 
-def best_rows(rows: Callable[[], Iterator[tuple]], columns: Sequence[str], max_results: int,
-              path: str | Path) -> pd.DataFrame:
-    """The rows of a run file as :func:`read_run` keeps them, in bounded memory.
+def best_rows(rows: Callable[[], Iterator[tuple[int, tuple]]], columns: Sequence[str],
+              max_results: int | None, path: str | Path) -> pd.DataFrame:
+    """The rows of a run file as :func:`read_run` keeps them.
 
-    ``rows()`` yields the file's rows (tuples in ``columns`` order, which name ``qid``,
-    ``docno``, ``rank`` and ``score``), checked, in file order; it is called a second
-    time only when a (topic, document) pair occurs twice. Semantics: a repeated pair
-    keeps its first row (counted in a warning), then each topic keeps its best
-    ``max_results`` rows by score (descending), rank, then file order (a warning says
-    when rows were cut); topics come in sorted order, best row first.
+    ``rows()`` yields ``(line number, row)`` with the row a tuple in ``columns`` order
+    (which names ``qid``, ``docno``, ``rank`` and ``score``), checked, in file order.
+    Semantics: a repeated (topic, document) pair keeps its first row (a warning names
+    the first repeat and its earlier line); a topic with more than :data:`MAX_RESULTS`
+    rows gets a warning, and with ``max_results`` each topic keeps its best
+    ``max_results`` rows; rows come topic by topic (sorted), by score (descending),
+    rank, then file order.
 
-    Memory: a heap of ``max_results`` rows per topic and an 8-byte fingerprint (hash of
-    the pair) per row; when fingerprints repeat, the second pass also holds the pairs
-    whose fingerprint repeats, to tell repeats from hash collisions exactly.
+    Memory: the rows in columns (``rank`` and ``score`` as 8-byte arrays, repeated
+    strings shared) and 16 bytes a row (a hash of the pair and the line number);
+    repeats are found with :func:`numpy.unique` over the hashes, then compared exactly.
 
-    >>> rows = lambda: iter([("A.1", "7", 2, 1.0, "r"), ("A.1", "8", 1, 3.0, "r")])
-    >>> best_rows(rows, RUN_COLUMNS, 1000, "r.tsv").docno.tolist()
+    >>> rows = lambda: iter([(1, ("A.1", "7", 2, 1.0, "r")), (2, ("A.1", "8", 1, 3.0, "r"))])
+    >>> best_rows(rows, RUN_COLUMNS, None, "r.tsv").docno.tolist()
     ['8', '7']
     """
-    if max_results < 1:
+    if max_results is not None and max_results < 1:
         raise InputError(f"max_results must be at least 1, not {max_results}")
     q, d, r, s = (columns.index(c) for c in ("qid", "docno", "rank", "score"))
-    heaps: dict[str, list] = {}
-    per_topic: dict[str, int] = {}  # rows kept before the cut
-    fingerprints = array("q")  # hash((qid, docno)) of every row, 8 bytes each
-
-    def keep(row: tuple, seq: int) -> None:
-        # min-heap of the topic's best rows; the worst (lowest score, highest rank,
-        # latest line) on top. seq is unique, so comparisons never reach the row.
-        per_topic[row[q]] = per_topic.get(row[q], 0) + 1
-        heap = heaps.setdefault(row[q], [])
-        entry = (row[s], -row[r], -seq, row)
-        if len(heap) < max_results:
-            heapq.heappush(heap, entry)
-        elif entry > heap[0]:
-            heapq.heapreplace(heap, entry)
-
-    for seq, row in enumerate(rows()):
+    shared: dict[str, str] = {}  # one string object per topic, run name, ...
+    cells: list[list | array] = [
+        array("q") if i == r else array("d") if i == s else [] for i in range(len(columns))]
+    fingerprints = array("q")  # hash((qid, docno)) of every row
+    lines = array("q")
+    for lineno, row in rows():
         fingerprints.append(hash((row[q], row[d])))
-        keep(row, seq)
-    n = len(fingerprints)
+        lines.append(lineno)
+        for i, value in enumerate(row):
+            if i in (q, len(row) - 1) and isinstance(value, str):
+                value = shared.setdefault(value, value)
+            cells[i].append(value)
+    n = len(lines)
     if not n:
-        raise InputError("run file is empty", path=path)
-    repeated = _repeated(fingerprints)
+        raise InputError("run file has no results", path=path)
+    keep = np.ones(n, dtype=bool)
+    suspects = _repeated(fingerprints)
     del fingerprints
-    if repeated:
-        # A fingerprint occurs twice: read again, keeping the first row of each pair
-        # whose fingerprint repeats (compared exactly, so a hash collision drops
-        # nothing). The heaps are rebuilt: they may hold a later repeat of a pair
-        # whose first row had been cut.
-        heaps.clear()
-        per_topic.clear()
-        first: dict[tuple[str, str], int] = {}
-        dropped = 0
-        seq = -1
-        for seq, row in enumerate(rows()):
-            pair = (row[q], row[d])
-            if hash(pair) in repeated and first.setdefault(pair, seq) != seq:
-                dropped += 1
-            else:
-                keep(row, seq)
-        if seq + 1 != n:
-            raise InputError("the run file changed while it was read", path=path)
-        if dropped:
-            warnings.warn(f"{path}: dropped {dropped} repeated (topic, document) rows",
+    if suspects.size:
+        keep = _first_of_pairs(cells[q], cells[d], suspects, lines, path)
+    frame = pd.DataFrame({c: (np.frombuffer(cells[i], dtype=np.int64 if i == r else np.float64)
+                              if i in (r, s) else cells[i])
+                          for i, c in enumerate(columns)})
+    del cells
+    frame["_line"] = np.frombuffer(lines, dtype=np.int64)
+    frame = frame[keep]
+    frame = frame.sort_values(["qid", "score", "rank", "_line"],
+                              ascending=[True, False, True, True], kind="stable")
+    counts = frame.groupby("qid", sort=False).cumcount()
+    over = counts >= MAX_RESULTS
+    if over.any():
+        many = frame.loc[over, "qid"].unique()
+        if max_results is None:
+            warnings.warn(f"{path}: {len(many)} topic(s) have more than {MAX_RESULTS:,} rows "
+                          f"(e.g. {many[0]}), ARQMath's limit for submissions: all are "
+                          "evaluated, as trec_eval does (max_results cuts them)",
                           stacklevel=3)
-    if max(per_topic.values()) > max_results:
+    if max_results is not None and (counts >= max_results).any():
         warnings.warn(f"{path}: kept the best {max_results} rows of topics with more",
                       stacklevel=3)
-    out = [e[3] for qid in sorted(heaps) for e in sorted(heaps[qid], reverse=True)]
-    return pd.DataFrame(out, columns=list(columns))
+        frame = frame[counts < max_results]
+    return frame.drop(columns="_line").reset_index(drop=True)
 
 
-def _repeated(fingerprints: array) -> set[int]:
-    """The values that occur more than once in ``fingerprints`` (sorted in place)."""
-    values = np.frombuffer(fingerprints, dtype=np.int64)
-    values.sort()
-    return set(values[1:][values[1:] == values[:-1]].tolist())
+def _repeated(fingerprints: array) -> np.ndarray:
+    """The values that occur more than once in ``fingerprints``, as a sorted array.
+
+    >>> _repeated(array("q", [5, 1, 5, 2, 1])).tolist()
+    [1, 5]
+    """
+    values, counts = np.unique(np.frombuffer(fingerprints, dtype=np.int64), return_counts=True)
+    return values[counts > 1]
+
+
+def _first_of_pairs(qids: list, docnos: list, suspects: np.ndarray, lines: array,
+                    path: str | Path) -> np.ndarray:
+    """Mask keeping the first row of each (topic, document) pair; warns on repeats.
+
+    Only rows whose fingerprint repeats are compared, exactly (a hash collision drops
+    nothing).
+    """
+    n = len(lines)
+    keep = np.ones(n, dtype=bool)
+    hashes = np.fromiter((hash(pair) for pair in zip(qids, docnos, strict=True)),
+                         dtype=np.int64, count=n)
+    first: dict[tuple[str, str], int] = {}
+    repeat = None
+    for i in np.flatnonzero(np.isin(hashes, suspects)):
+        pair = (qids[i], docnos[i])
+        j = first.setdefault(pair, int(i))
+        if j != i:
+            keep[i] = False
+            if repeat is None:
+                repeat = (lines[i], pair, lines[j])
+    if repeat is not None:
+        dropped = int(n - keep.sum())
+        line, (qid, docno), earlier = repeat
+        warnings.warn(f"{path}:{line}: topic {qid} document {docno} repeats line {earlier}; "
+                      f"kept the first row of each of {dropped} repeated (topic, document) "
+                      "row(s) (trec_eval refuses a run with repeated documents)", stacklevel=4)
+    return keep
 
 
 def _clean(run: pd.DataFrame, max_results: int, source: str) -> pd.DataFrame:
@@ -239,6 +302,10 @@ def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
     """Write results atomically as an ARQMath-2/3 (``arqmath``) or TREC (``trec``) run.
 
     Ranks start at 1 and follow the scores; ``name`` is the run tag (default: file stem).
+    A path ending in ``.gz`` is written gzip-compressed (every reader of mathir reads it).
+    A frame of formula results (a ``post_id`` column beside ``visual_id`` or
+    ``formula_id``, as Task 2 pipelines return) is refused: the Task 1 format would drop
+    its post ids (:func:`mathir.write_run` writes it as a Task 2 run).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "bm25.tsv"
@@ -249,13 +316,48 @@ def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
     """
     if format not in FORMATS:
         raise InputError(f"unknown run format {format!r}; expected one of {list(FORMATS)}")
+    if is_formula_results(run):
+        raise InputError("these are formula results (Task 2: post_id beside visual_id or "
+                         "formula_id): write them with write_task2_run, or mathir.write_run")
     path = Path(path)
     tag = run_tag(name, path)
     run = validate_run(run, topics)
-    with atomic_file(path) as f:
-        for qid, docno, rank, score in zip(run.qid, run.docno, run["rank"], run.score, strict=True):
-            if format == "trec":
-                f.write(f"{qid}\tQ0\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n")
-            else:
-                f.write(f"{qid}\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n")
+    lines = (f"{qid}\tQ0\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n" if format == "trec"
+             else f"{qid}\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n"
+             for qid, docno, rank, score in zip(run.qid, run.docno, run["rank"], run.score,
+                                                strict=True))
+    with run_file(path) as f:
+        f.writelines(lines)
     return path
+
+
+def is_formula_results(run: pd.DataFrame) -> bool:
+    """Whether a result frame holds formula instances (Task 2), not answers.
+
+    >>> is_formula_results(pd.DataFrame(columns=["qid", "docno", "post_id", "visual_id"]))
+    True
+    """
+    return "post_id" in run.columns and bool({"visual_id", "formula_id"} & set(run.columns))
+
+
+@contextlib.contextmanager
+def run_file(path: str | Path) -> Iterator[IO[str]]:
+    """A run file opened for writing text, atomically; gzip-compressed when ``path``
+    ends in ``.gz`` (a plain file under a ``.gz`` name used to be written).
+
+    >>> import gzip, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.trec.gz"
+    >>> with run_file(p) as f:
+    ...     _ = f.write("A.1 Q0 7 1 1.0 r\\n")
+    >>> gzip.decompress(p.read_bytes())
+    b'A.1 Q0 7 1 1.0 r\\n'
+    """
+    path = Path(path)
+    if path.suffix != ".gz":
+        with atomic_file(path) as f:
+            yield f
+        return
+    with atomic_file(path, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as z, \
+            io.TextIOWrapper(z, encoding="utf-8", newline="") as f:
+        yield f

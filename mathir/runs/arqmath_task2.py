@@ -1,13 +1,15 @@
 """ARQMath Task 2 (formula search) run files: ``topic formula_id post_id rank score run``.
 
-Six columns, TAB or space separated (CRLF tolerated), as in every ARQMath year. In a
+Six columns, split on ASCII whitespace (CRLF tolerated, ``#`` comment lines skipped),
+as in every ARQMath year. In a
 frame, ``docno`` is the formula id (PyTerrier's document column) and ``formula_id``
 repeats it; ``post_id`` keeps the post that holds the formula instance.
 
 Reading follows the Task 1 rules (:mod:`mathir.runs.arqmath`): a bad number raises
 :class:`InputError` naming the line, a repeated (topic, formula) pair keeps its first
-row, at most 1000 rows per topic are kept (best by score, then rank), and the rows come
-back ordered by score (descending), then rank: the "top-down" order in which
+row with a warning naming the line, every row is kept (``max_results`` cuts each topic
+to its best rows), and the rows come back ordered by score (descending), then rank:
+the "top-down" order in which
 :mod:`mathir.evaluation.formula_search` deduplicates visual ids.
 """
 
@@ -23,18 +25,17 @@ from mathir.runs.arqmath import (
     MAX_RESULTS,
     best_rows,
     check_scores_and_topics,
-    parse_number,
     rank_by_score,
+    run_file,
     run_tag,
 )
-from mathir.storage import atomic_file
-from mathir.tabular import iter_fields
+from mathir.tabular import ReadNotes, iter_trec_fields, read_score, read_whole
 
 TASK2_RUN_COLUMNS = ["qid", "docno", "formula_id", "post_id", "rank", "score", "name"]
 
 
 def read_task2_run(path: str | Path, topics: Iterable[str] | None = None,
-                   max_results: int = MAX_RESULTS) -> pd.DataFrame:
+                   max_results: int | None = None) -> pd.DataFrame:
     """Read a Task 2 run into ``qid, docno, formula_id, post_id, rank, score, name``.
 
     ``topics`` (ids), when given, makes a topic outside them an error.
@@ -46,20 +47,23 @@ def read_task2_run(path: str | Path, topics: Iterable[str] | None = None,
     [['20011', '1004'], ['20009', '1003']]
     """
     known = set(topics) if topics is not None else None
+    notes = ReadNotes(path)
 
-    def rows() -> Iterator[tuple]:
-        for lineno, fields in iter_fields(path, 6, 6, sep=None):
+    def rows() -> Iterator[tuple[int, tuple]]:
+        for lineno, fields in iter_trec_fields(path, 6, 6):
             qid, formula_id, post_id, rank, score, name = fields
             if formula_id == "Q0":
                 raise InputError("Task 2 runs are 'topic formula_id post_id rank score run' "
                                  "(found Q0 in the formula id column)", path=path, line=lineno)
             if known is not None and qid not in known:
                 raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
-            yield (qid, formula_id, formula_id, post_id,
-                   parse_number(rank, int, "rank", path, lineno),
-                   parse_number(score, float, "score", path, lineno), name.strip())
+            yield lineno, (qid, formula_id, formula_id, post_id,
+                           read_whole(rank, "rank", lineno, notes),
+                           read_score(score, "score", path, lineno, notes), name)
 
-    return best_rows(rows, TASK2_RUN_COLUMNS, max_results, path)
+    run = best_rows(rows, TASK2_RUN_COLUMNS, max_results, path)
+    notes.warn()
+    return run
 
 
 def validate_task2_run(run: pd.DataFrame, topics: Iterable[str] | None = None,
@@ -100,7 +104,7 @@ def write_task2_run(run: pd.DataFrame, path: str | Path, name: str | None = None
     path = Path(path)
     tag = run_tag(name, path)
     run = validate_task2_run(run, topics)
-    with atomic_file(path) as f:
+    with run_file(path) as f:
         for qid, fid, post, rank, score in zip(run.qid, run.docno, run.post_id, run["rank"],
                                                run.score, strict=True):
             f.write(f"{qid}\t{fid}\t{post}\t{rank}\t{float(score)!r}\t{tag}\n")

@@ -102,7 +102,7 @@ def test_formula_qrels_become_visual_qrels_with_max(files):
 
 
 def test_repeated_formula_keeps_first_row(files):
-    with pytest.warns(UserWarning, match="dropped 1 repeated"):
+    with pytest.warns(UserWarning, match="document 4 repeats line 6"):
         run = read_task2_run(files["r.tsv"])
     assert run[run.docno == "4"]["score"].tolist() == [0.5]
 

@@ -15,7 +15,7 @@ from mathir.evaluation.open_answers import (
     task3_references,
     token_f1,
 )
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.arqmath import read_task3_qrels
 from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
 
 ALPHA1 = "alpha-task3-run1-auto-both-extract-P"
@@ -37,7 +37,7 @@ class WhitespaceModel(AnswerModel):
 @pytest.fixture(scope="module")
 def judged(sample):
     runs = {p.stem: read_task3_run(p) for p in sorted(sample.task3_runs.glob("*.tsv"))}
-    return runs, read_assignments(sample.task3_assignments), read_qrels(sample.task3_qrels)
+    return runs, read_assignments(sample.task3_assignments), read_task3_qrels(sample.task3_qrels)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from mathir.indexing.slt import read_slt_tsv
 from mathir.indexing.thread_html import read_thread_file
 from mathir.indexing.word_problems import iter_derivation_problems, read_split
 from mathir.indexing.worldtree import iter_table_facts, read_lemmas, read_tablestore
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.arqmath import read_qrels, read_task3_qrels
 from mathir.qrels.word_problems import read_gold
 from mathir.qrels.worldtree import read_qrels as read_worldtree_qrels
 from mathir.runs.arqmath import read_run
@@ -94,7 +94,7 @@ CASES: dict[str, tuple[str, Path | str, Callable, tuple[Path, ...]]] = {
     "task1 qrels": ("q.tsv", ARQ.task1_qrels, read_qrels, ()),
     "task2 qrels (formula ids)": ("q.tsv", ARQ.task2_qrels_formula_id, read_qrels, ()),
     "task2 qrels (visual ids)": ("q.tsv", ARQ.task2_qrels_visual_id, read_qrels, ()),
-    "task3 qrels": ("q.tsv", ARQ.task3_qrels, read_qrels, ()),
+    "task3 qrels": ("q.tsv", ARQ.task3_qrels, read_task3_qrels, ()),
     "task1 topics XML": ("t.xml", ARQ.task1_topics, read_task1_topics, ()),
     "task2 topics XML": ("t.xml", ARQ.task2_topics, read_task2_topics, ()),
     "topic formulas TSV": ("f.tsv", ARQ.topic_formulas, read_topic_formulas, ()),

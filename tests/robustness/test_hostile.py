@@ -1,5 +1,7 @@
 """Hostile and broken files: each is refused with a clear message, never a traceback."""
 
+import gzip
+import os
 import subprocess
 import sys
 
@@ -41,11 +43,40 @@ def test_100mb_single_line_run_file(tmp_path):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     message, grown = proc.stdout.splitlines()
-    assert message == f"{p}:1: expected 5-6 columns, found 2"  # the line is not quoted
-    # Read line by line, stopping at line 1: that line is held at most three times at once
-    # (its bytes, its text, the fields split from it: 300 MB). Reading the whole file, or
-    # copying the line once more, goes over.
-    assert int(grown) < 3.5 * size, f"peak grew {int(grown) / 2**20:.0f} MiB"
+    assert message == (f"{p}:1: line longer than 4,194,304 bytes (the limit; set "
+                       "MATHIR_MAX_LINE_BYTES or mathir.tabular.MAX_LINE_BYTES to read longer "
+                       "lines)")  # the line is not quoted
+    # Lines are read with a cap: the reader stops after 4 MiB of line 1 (it used to hold
+    # the whole 100 MB line three times over: its bytes, its text, its fields).
+    assert int(grown) < 32 * 2**20, f"peak grew {int(grown) / 2**20:.0f} MiB"
+
+
+def test_a_gzip_bomb_line_stops_at_the_line_limit(tmp_path):
+    # a 400 KB .gz holding one 400 MB line peaked at 1.1 GB before its error
+    p = tmp_path / "bomb.tsv.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:
+        f.write(b"A.1\t")
+        for _ in range(64):
+            f.write(b"x" * 2**20)
+    assert p.stat().st_size < 200_000
+    proc = subprocess.run([sys.executable, "-c", PEAK_OF_A_READ, str(p)], capture_output=True,
+                          text=True, timeout=120)
+    message, grown = proc.stdout.splitlines()
+    assert message.startswith(f"{p}:1: line longer than 4,194,304 bytes")
+    assert int(grown) < 32 * 2**20, f"peak grew {int(grown) / 2**20:.0f} MiB"
+
+
+def test_decompressed_size_is_capped(tmp_path):
+    # many short lines: within the line limit, beyond the decompressed-size limit
+    p = tmp_path / "many.tsv.gz"
+    with gzip.open(p, "wb") as f:
+        for i in range(20_000):
+            f.write(f"A.1\t{i}\t{i + 1}\t1.0\tr\n".encode())
+    env = {**os.environ, "MATHIR_MAX_DECOMPRESSED_BYTES": "100000"}
+    proc = subprocess.run([sys.executable, "-c", PEAK_OF_A_READ, str(p)], capture_output=True,
+                          text=True, timeout=120, env=env)
+    message = proc.stdout.splitlines()[0]
+    assert message.startswith(f"{p}:") and "decompresses to more than 100,000 bytes" in message
 
 
 def test_100mb_xml_attribute_is_refused(tmp_path):

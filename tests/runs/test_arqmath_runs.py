@@ -33,17 +33,56 @@ def test_default_run_name_is_file_stem(tmp_path):
 
 
 @pytest.mark.parametrize("line,msg", [
-    ("A.1 5 one 1.0 r", "rank is not an integer: 'one'"),
-    ("A.1 5 1 high r", "score is not a number: 'high'"),
-    ("A.1 5 1 nan r", "score is not finite"),
-    ("A.1 X0 5 1 1.0 r", "6 columns must be .*second column Q0"),
-    ("A.1 5 1", "expected 5-6 columns"),
+    ("A.1 5 1 nan r", "score is not finite: 'nan'"),
+    ("A.1 5 1 1e999 r", "score is not finite"),
+    ("A.1 5 1", "expected at least 5 columns"),
+    ("A.1 Q0 5 1 1.0", "5 columns with Q0 second: a TREC line without its run tag"),
+    ("A.1 Q0 5 1 1.0 r", "6 columns, but line 1 has 5"),
 ])
 def test_bad_run_lines_name_file_and_line(tmp_path, line, msg):
     p = tmp_path / "r.tsv"
-    p.write_text("A.1 4 1 2.0 r\n" + line + "\n")
+    p.write_text("A.1 4 1 2.0 r\n" + line + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=f"r.tsv:2: {msg}"):  # noqa: B907
         read_run(p)
+
+
+@pytest.mark.parametrize("text,score", [
+    # C's atof, as trec_eval reads scores; Python's float() reads 1000, 3 and fails
+    ("1_000", 1.0), ("\u0663", 0.0), ("3abc", 3.0), ("high", 0.0), ("0x10", 16.0),
+])
+def test_scores_are_read_as_trec_eval_reads_them_with_a_warning(tmp_path, text, score):
+    p = tmp_path / "r.tsv"
+    p.write_text(f"A.1 4 1 2.0 r\nA.1 5 2 {text} r\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"r.tsv:2: score .* is not a number in ASCII "
+                                         rf"digits: read as {score!r}"):
+        run = read_run(p)
+    assert dict(zip(run.docno, run.score, strict=True))["5"] == score
+
+
+def test_a_rank_that_is_not_an_integer_is_noted(tmp_path):
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 4 1 2.0 r\nA.1 5 one 1.0 r\n")
+    with pytest.warns(UserWarning, match=r"r.tsv:2: rank 'one' is not an integer"):
+        assert read_run(p).docno.tolist() == ["4", "5"]
+
+
+def test_trec_run_without_its_tag_is_refused_not_scored_zero(tmp_path):
+    # it was read as the 5-column format: docno 'Q0', rank = the post id; every
+    # measure 0.0 with a "dropped repeated rows" warning
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 Q0 1376776 1 1.0\nA.1 Q0 1376777 2 0.5\n")
+    with pytest.raises(InputError, match=r"r.tsv:1: 5 columns with Q0 second"):
+        read_run(p)
+
+
+def test_trec_lines_as_trec_eval_reads_them(tmp_path):
+    # any second column, fields beyond the sixth ignored, '#' comments, blank lines,
+    # and a non-breaking space that is part of a document id
+    p = tmp_path / "r.tsv"
+    p.write_text("# a run\n  # indented comment\n\nA.1 0 12\u00a034 1 2.0 r extra\n"
+                 "A.1 Q0 7 2 1.0 r\n", encoding="utf-8")
+    run = read_run(p)
+    assert run[["docno", "name"]].values.tolist() == [["12\u00a034", "r"], ["7", "r"]]
 
 
 def test_unknown_topic_and_empty_run(tmp_path):
@@ -51,21 +90,24 @@ def test_unknown_topic_and_empty_run(tmp_path):
     p.write_text("A.1 4 1 2.0 r\nA.99 4 1 2.0 r\n")
     with pytest.raises(InputError, match=r"r.tsv:2: topic 'A.99' is not in the topics"):
         read_run(p, topics=["A.1"])
-    p.write_text("\n\n")
-    with pytest.raises(InputError, match="run file is empty"):
+    p.write_text("\n\n# only a comment\n")
+    with pytest.raises(InputError, match="run file has no results"):
         read_run(p)
 
 
-def test_duplicates_keep_first_and_cap_at_1000(tmp_path):
+def test_duplicates_keep_first_and_nothing_is_cut_at_1000(tmp_path):
     p = tmp_path / "r.tsv"
     lines = ["A.1 4 1 9.0 r", "A.1 4 2 1.0 r"] + [f"A.1 {i} {i} {-i} r" for i in range(10, 1200)]
     p.write_text("\r\n".join(lines))  # CRLF, no final newline
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         run = read_run(p)
-    assert len(run) == 1000
+    assert len(run) == 1191  # trec_eval keeps every row
     assert run.iloc[0].docno == "4" and run.iloc[0].score == 9.0
-    assert any("repeated" in str(x.message) for x in w) and any("best 1000" in str(x.message) for x in w)
+    messages = [str(x.message) for x in w]
+    assert any("r.tsv:2: topic A.1 document 4 repeats line 1" in m for m in messages)
+    assert any("more than 1,000 rows" in m for m in messages)
+    assert len(read_run(p, max_results=1000)) == 1000
 
 
 def test_ties_are_kept(tmp_path):
@@ -113,7 +155,12 @@ def _reference(rows: list[tuple], max_results: int) -> tuple[pd.DataFrame, list[
     messages = []
     kept = run.drop_duplicates(["qid", "docno"], keep="first")
     if len(kept) < len(run):
-        messages.append(f"dropped {len(run) - len(kept)} repeated (topic, document) rows")
+        repeat = int(run.duplicated(["qid", "docno"]).to_numpy().argmax())
+        q, d = run.qid[repeat], run.docno[repeat]
+        earlier = int(((run.qid == q) & (run.docno == d)).to_numpy().argmax())
+        messages.append(f"topic {q} document {d} repeats line {earlier + 1}; kept the first "
+                        f"row of each of {len(run) - len(kept)} repeated (topic, document) "
+                        "row(s) (trec_eval refuses a run with repeated documents)")
     kept = kept.sort_values(["qid", "score", "rank"], ascending=[True, False, True],
                             kind="stable")
     counts = kept.groupby("qid", sort=False).cumcount()
@@ -126,7 +173,7 @@ def _read_with_warnings(path, **kwargs):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         run = read_run(path, **kwargs)
-    return run, [str(x.message).split(": ", 1)[1] for x in w]
+    return run, [str(x.message).split(": ", 1)[1] for x in w]  # after "path:line"
 
 
 row_strategy = st.tuples(st.sampled_from(["A.1", "A.2", "A.10", "B.1"]),
@@ -152,8 +199,8 @@ def test_a_repeat_of_a_cut_row_stays_dropped(tmp_path):
     p.write_text("A.1 x 1 0.1 r\nA.1 a 2 5 r\nA.1 b 3 4 r\nA.1 x 4 9 r\n")
     run, messages = _read_with_warnings(p, max_results=2)
     assert run["docno"].tolist() == ["a", "b"]
-    assert messages == ["dropped 1 repeated (topic, document) rows",
-                        "kept the best 2 rows of topics with more"]
+    assert messages[0].startswith("topic A.1 document x repeats line 1")
+    assert messages[1:] == ["kept the best 2 rows of topics with more"]
 
 
 def test_hash_collisions_drop_nothing(tmp_path, monkeypatch):
@@ -167,4 +214,32 @@ def test_hash_collisions_drop_nothing(tmp_path, monkeypatch):
     assert run[["qid", "docno", "score"]].values.tolist() == [["A.1", "y", 3.0],
                                                               ["A.1", "x", 1.0],
                                                               ["A.2", "x", 2.0]]
-    assert messages == ["dropped 1 repeated (topic, document) rows"]
+    assert len(messages) == 1 and messages[0].startswith("topic A.1 document x repeats line 1")
+
+
+@pytest.mark.parametrize("fmt", ["arqmath", "trec"])
+def test_a_gz_name_is_written_compressed(tmp_path, fmt):
+    # write_run(res, "x.trec.gz") wrote plain text under a .gz name
+    import gzip
+
+    p = write_run(results(), tmp_path / "x.trec.gz", name="x", format=fmt)
+    assert p.read_bytes()[:2] == b"\x1f\x8b"
+    assert gzip.decompress(p.read_bytes()).decode().count("\n") == 3
+    assert read_run(p).docno.tolist() == ["7", "5", "5"]
+
+
+def test_formula_results_are_written_as_a_task2_run(tmp_path):
+    # mathir.write_run on a Task 2 frame wrote the Task 1 format (post ids lost), which
+    # `mathir evaluate arqmath-task2` then refused
+    import mathir
+    from mathir.runs.arqmath_task2 import read_task2_run
+
+    res = pd.DataFrame({"qid": ["B.1", "B.1"], "docno": ["70", "71"], "post_id": ["7", "8"],
+                        "visual_id": ["1", "2"], "score": [2.0, 1.0]})
+    p = mathir.write_run(res, tmp_path / "tuples.tsv")
+    assert p.read_text().splitlines()[0] == "B.1\t70\t7\t1\t2.0\ttuples"
+    assert read_task2_run(p).post_id.tolist() == ["7", "8"]
+    with pytest.raises(InputError, match="formula results"):
+        mathir.write_run(res, tmp_path / "t.tsv", format="trec")
+    with pytest.raises(InputError, match="formula results"):
+        write_run(res, tmp_path / "t.tsv")  # the Task 1 writer says it cannot

@@ -22,8 +22,7 @@ def test_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize(("line", "msg"), [
-    ("B.1\t5\t50\t1\tx\tr", "score is not a number"),
-    ("B.1\t5\t50\tone\t1.0\tr", "rank is not an integer"),
+    ("B.1\t5\t50\t1\tinf\tr", "score is not finite"),
     ("B.1\tQ0\t5\t1\t1.0\tr", "Q0"),
     ("B.1\t5\t1\t1.0\tr", "columns"),
 ])
@@ -33,6 +32,17 @@ def test_bad_lines_name_the_line(tmp_path, line, msg):
     with pytest.raises(InputError, match=msg) as e:
         read_task2_run(p)
     assert ":2:" in str(e.value)
+
+
+@pytest.mark.parametrize(("line", "msg"), [
+    ("B.1\t5\t50\t1\tx\tr", "score 'x' is not a number in ASCII digits: read as 0.0"),
+    ("B.1\t5\t50\tone\t1.0\tr", "rank 'one' is not an integer in ASCII digits: read as 0"),
+])
+def test_numbers_are_read_as_trec_eval_reads_them_with_a_warning(tmp_path, line, msg):
+    p = tmp_path / "r.tsv"
+    p.write_text("B.1\t4\t40\t1\t2.0\tr\n" + line + "\n")
+    with pytest.warns(UserWarning, match=":2: " + msg):
+        assert len(read_task2_run(p)) == 2
 
 
 def test_unknown_topic_and_empty_file(tmp_path):

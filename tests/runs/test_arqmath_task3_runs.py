@@ -51,7 +51,7 @@ def test_length_is_counted_in_unicode_characters(tmp_path):
     ("A.1\t1\t1\tr\t-\tyes\nA.1\t1\t1\tr\t-\tno\n", r":2: a second answer for topic A.1 \(first on line 1\)"),
     ("A.1\t1\t1\tr\t-\t  \n", ":1: empty answer"),
     ("A.1\tx\t1\tr\t-\tyes\n", ":1: rank is not an integer"),
-    ("A.1\t1\tnan\tr\t-\tyes\n", ":1: score is not finite"),
+    ("A.1\t1\tnan\tr\t-\tyes\n", ":1: score is not a number in ASCII digits: 'nan'"),
     ("A.1\t1\t1\tr\tyes\n", ":1: expected 6 columns, found 5"),
     ("A.9\t1\t1\tr\t-\tyes\n", ":1: topic 'A.9' is not in the topics"),
 ])
