@@ -18,7 +18,9 @@ import os
 import re
 import shutil
 import socket
+import stat as stat_module
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -395,35 +397,195 @@ def walk_glob(root: str | Path, pattern: str) -> list[Path]:
     return sorted(hits)
 
 
-def file_fingerprint(path: str | Path, sample_bytes: int = 1 << 20) -> dict:
-    """A cheap identity of a file or directory: size, mtime and a hash of its ends.
+# --- fingerprints of input files ---------------------------------------------------------
+# A fingerprint is the SHA-256 of every byte of the input (of each file of a folder), so
+# that any edit is noticed, also one that keeps the size and the modification time, as
+# ``cp -p`` and ``rsync -a`` deliveries do (the first and last MiB, sizes and mtimes used
+# to be hashed, and a stale index was reused). Reading a 15 GB collection on every open
+# would cost minutes, so each file's digest is cached on disk, keyed by the file's
+# device, inode, size, mtime and ctime: an unchanged file is not read again.
+#
+# The ctime is what makes the cache sound. ``cp -p``, ``rsync -a`` and ``touch -d`` can set
+# a file's mtime back, but no program can set its ctime: the kernel sets it to the current
+# time on every write, every ``utime`` and every rename into place, and a new file (rsync
+# writes one and renames it, which may reuse a freed inode number) gets a new one. So a
+# cached entry whose key still matches describes an unchanged file -- unless the file
+# changed within the same tick of the file system's clock as the ctime we saw (git's
+# "racy" entries): a file whose ctime is less than :data:`RACY_NS` older than the moment
+# we started reading it is hashed but not cached, and is hashed again on the next open.
 
-    Hashing a whole 15 GB collection on every run would cost minutes; size, modification
-    time and the first and last MiB catch every realistic change.
+#: Environment variable naming the folder of mathir's caches (default below).
+CACHE_ENV = "MATHIR_CACHE_DIR"
+#: A file changed this recently (ns) before it was hashed is not cached (see above).
+RACY_NS = 2_000_000_000
+_CACHE_HEADER = "mathir-file-digests 1"
 
-    >>> sorted(file_fingerprint(__file__))
-    ['mtime_ns', 'path', 'sha256_ends', 'size']
+
+def cache_dir() -> Path:
+    """The folder of mathir's caches: ``$MATHIR_CACHE_DIR``, else ``$XDG_CACHE_HOME/mathir``,
+    else ``~/.cache/mathir``. File digests (:func:`file_fingerprint`) live in its
+    ``fingerprints`` folder, one small file per fingerprinted file or folder; deleting it
+    is always safe (the next open reads the collection once more).
+
+    >>> (cache_dir() / "fingerprints").is_absolute() or "MATHIR_CACHE_DIR" in os.environ
+    True
+    """
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "mathir"
+
+
+def _root_id(root: Path) -> str:
+    """Hex SHA-256 of the path's bytes (any name: newlines, undecodable bytes)."""
+    return hashlib.sha256(os.fsencode(str(root))).hexdigest()
+
+
+def _digest_cache_path(root: Path) -> Path:
+    return cache_dir() / "fingerprints" / f"{_root_id(root)[:32]}.tsv"
+
+
+def _read_digest_cache(root: Path) -> dict[str, str]:
+    """``stat key -> hex digest`` cached for ``root``; empty when absent, unreadable,
+    written for another path, truncated or otherwise corrupt (it is only a cache)."""
+    try:
+        with open(_digest_cache_path(root), encoding="utf-8", newline="\n") as f:
+            if f.readline() != f"{_CACHE_HEADER}\t{_root_id(root)}\n":
+                return {}
+            entries = {}
+            for line in f:
+                key, sep, digest = line.rstrip("\n").rpartition("\t")
+                if key == "end":  # the last line: the number of entries
+                    return entries if digest == str(len(entries)) else {}
+                if not sep or len(digest) != 64 or key.count(" ") != 4:
+                    return {}
+                entries[key] = digest
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass
+    return {}  # no "end" line: a truncated file
+
+
+def _write_digest_cache(root: Path, entries: dict[str, str]) -> None:
+    """Replace ``root``'s cache file (temporary file, then rename: concurrent writers
+    each leave a whole file, the last one wins). A cache that cannot be written (a
+    read-only home) is skipped: fingerprints stay right, only slower."""
+    path = _digest_cache_path(root)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                   dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(f"{_CACHE_HEADER}\t{_root_id(root)}\n")
+                f.writelines(f"{k}\t{v}\n" for k, v in entries.items())
+                f.write(f"end\t{len(entries)}\n")
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, streamed (bounded memory).
+
+    >>> len(sha256_file(__file__))
+    64
+    """
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _hash_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, streamed (bounded memory)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _stat_key(st: os.stat_result) -> str:
+    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
+
+
+def _walk_files(root: Path) -> list[tuple[str, str]]:
+    """``(relative name, path)`` of every regular file under ``root``, links to files and
+    folders followed (a loop entered once, as :func:`walk_glob`), sorted by name."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    base = len(str(root)) + 1
+    for d, dirs, files in os.walk(root, followlinks=True):
+        try:
+            st = os.stat(d)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        for n in files:
+            full = os.path.join(d, n)
+            out.append((full[base:], full))
+    out.sort()
+    return out
+
+
+def file_fingerprint(path: str | Path) -> dict:
+    """The identity of a file or folder's content: the SHA-256 of every byte.
+
+    A file: ``{"path", "size", "sha256"}`` (``sha256`` as ``sha256sum`` prints it). A
+    folder: ``{"path", "size", "files", "sha256"}``, the digest of each file's relative
+    name, size and SHA-256. Any edit changes it, also one that keeps sizes and
+    modification times (``cp -p``, ``rsync -a``); modification times alone do not.
+    Each file's digest is cached by device, inode, size, mtime and ctime under
+    :func:`cache_dir` (see the comment above), so an unchanged collection is not read
+    again: reopening costs a ``stat`` per file.
+
+    >>> fp = file_fingerprint(__file__)
+    >>> sorted(fp), fp["sha256"] == _hash_file(__file__)
+    (['path', 'sha256', 'size'], True)
     """
     p = Path(path).resolve()
-    if p.is_dir():
-        files = [x for x in walk_glob(p, "*") if x.is_file()]
-        h = hashlib.sha256()
-        size = 0
-        mtime = 0
-        for f in files:
-            st = f.stat()
-            size += st.st_size
-            mtime = max(mtime, st.st_mtime_ns)
-            h.update(f"{f.relative_to(p)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-        return {"path": str(p), "size": size, "mtime_ns": mtime, "sha256_ends": h.hexdigest()}
-    st = p.stat()
+    is_dir = p.is_dir()
+    files = _walk_files(p) if is_dir else [("", str(p))]
+    cached = _read_digest_cache(p)
+    entries: dict[str, str] = {}
     h = hashlib.sha256()
-    with open(p, "rb") as f:
-        h.update(f.read(sample_bytes))
-        if st.st_size > 2 * sample_bytes:
-            f.seek(-sample_bytes, os.SEEK_END)
-        h.update(f.read(sample_bytes))
-    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256_ends": h.hexdigest()}
+    size = count = 0
+    for rel, full in files:
+        try:
+            st = os.stat(full)
+        except OSError:
+            if is_dir:  # a dangling link or a file removed meanwhile: not content
+                continue
+            raise
+        if is_dir and not stat_module.S_ISREG(st.st_mode):
+            continue
+        key = _stat_key(st)
+        digest = cached.get(key)
+        if digest is None:
+            started = time.time_ns()
+            digest = _hash_file(full)
+            try:
+                after = os.stat(full)
+            except OSError:
+                after = None
+            # Cached only when unchanged while read and not changed recently (racy).
+            if after is not None and _stat_key(after) == key \
+                    and st.st_ctime_ns < started - RACY_NS:
+                entries[key] = digest
+        else:
+            entries[key] = digest
+        size += st.st_size
+        count += 1
+        if is_dir:
+            h.update(f"{rel}\0{st.st_size}\0{digest}\n".encode("utf-8", "surrogateescape"))
+    if entries.keys() != cached.keys():
+        _write_digest_cache(p, entries)
+    if not is_dir:
+        return {"path": str(p), "size": size, "sha256": digest}
+    return {"path": str(p), "size": size, "files": count, "sha256": h.hexdigest()}
 
 
 def read_manifest(directory: str | Path) -> dict | None:

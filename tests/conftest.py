@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,10 @@ settings.register_profile("ci", max_examples=60, deadline=None,
 settings.register_profile("long", max_examples=3000, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Collection fingerprints cache file digests in the user's cache folder: tests keep theirs
+# in a temporary one (inherited by the processes they start).
+os.environ.setdefault("MATHIR_CACHE_DIR", tempfile.mkdtemp(prefix="mathir-test-cache-"))
 
 REAL_DATA = Path(os.environ.get("MATHIR_SHARED_DATA",
                                 Path(__file__).resolve().parents[2] / "shared" / "data"))

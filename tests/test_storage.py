@@ -322,3 +322,175 @@ def test_up_to_date_without_pt_meta_in_a_read_only_folder_is_reused(tmp_path, mo
     before = _listing(tmp_path)
     assert storage.build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META) is False
     assert _listing(tmp_path) == before
+
+
+# --- fingerprints (issue 30 (7)): content digests, cached by inode, size, mtime, ctime --
+
+def _posts_file(path, filler=3 << 20):
+    """A Posts-like file whose middle row lies more than 1 MiB from either end."""
+    pad = "<!-- " + "x" * (filler // 2) + " -->\n"
+    path.write_text('<?xml version="1.0" encoding="utf-8"?>\n<posts>\n' + pad
+                    + '  <row Id="1" PostTypeId="2" ParentId="0" Body="wombat" />\n'
+                    + pad + "</posts>\n")
+    return path
+
+
+def _thread_folder(folder):
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"{i}_{i + 10}.html").write_text(f"<p>thread {i}: wombat</p>")
+    return folder
+
+
+def _edit_keeping_size_and_mtime(path, old, new):
+    st = path.stat()
+    data = path.read_bytes()
+    assert len(old) == len(new) and data.count(old) == 1
+    with open(path, "r+b") as f:  # in place, as cp -p onto an existing file writes
+        f.write(data.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+@pytest.fixture
+def digest_cache(tmp_path, monkeypatch):
+    """A private digest cache; files older than 50 ms count as settled (not racy)."""
+    from mathir import storage
+
+    monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(storage, "RACY_NS", 50_000_000, raising=False)
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize("kind", ["posts", "threads"])
+def test_an_edit_that_keeps_size_and_mtime_changes_the_fingerprint(tmp_path, digest_cache, kind):
+    from mathir.storage import file_fingerprint
+
+    if kind == "posts":
+        root = edited = _posts_file(tmp_path / "Posts.V1.3.xml")
+    else:
+        root = _thread_folder(tmp_path / "threads")
+        edited = root / "1_11.html"
+    time.sleep(0.1)  # older than RACY_NS: the first fingerprint is cached
+    before = file_fingerprint(root)
+    assert file_fingerprint(root) == before
+    _edit_keeping_size_and_mtime(edited, b"wombat", b"quokka")
+    after = file_fingerprint(root)
+    assert after != before and after["size"] == before["size"]
+    assert file_fingerprint(root) == after
+
+
+def test_an_unchanged_reopen_reads_no_file(tmp_path, digest_cache, monkeypatch):
+    from mathir import storage
+
+    posts = _posts_file(tmp_path / "Posts.V1.3.xml", filler=1000)
+    threads = _thread_folder(tmp_path / "threads")
+    time.sleep(0.1)
+    reads = []
+    real = storage._hash_file
+    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p) or real(p))
+    first = [storage.file_fingerprint(posts), storage.file_fingerprint(threads)]
+    assert len(reads) == 4
+    assert first[0]["sha256"] == real(posts) and first[1]["files"] == 3
+    reads.clear()
+    assert [storage.file_fingerprint(posts), storage.file_fingerprint(threads)] == first
+    assert reads == []
+    os.utime(posts)  # a new mtime alone: read again, same content, same fingerprint
+    assert storage.file_fingerprint(posts) == first[0] and reads == [str(posts)]
+
+
+def test_a_file_changed_just_now_is_hashed_again(tmp_path, monkeypatch):
+    """Racy entries (ctime within RACY_NS of the read) are not cached."""
+    from mathir import storage
+
+    monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
+    f = tmp_path / "fresh.txt"
+    f.write_text("fresh")
+    reads = []
+    real = storage._hash_file
+    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p) or real(p))
+    storage.file_fingerprint(f)
+    storage.file_fingerprint(f)
+    assert len(reads) == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other path", "empty", "binary"])
+def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, monkeypatch,
+                                                        damage):
+    from mathir import storage
+
+    threads = _thread_folder(tmp_path / "threads")
+    time.sleep(0.1)
+    good = storage.file_fingerprint(threads)
+    (cache,) = (digest_cache / "fingerprints").iterdir()
+    text = cache.read_text()
+    lines = text.splitlines(keepends=True)
+    cache.write_bytes({
+        "garbage": text.replace("\t", " ").encode(),
+        "truncated": "".join(lines[:-1]).encode(),
+        "other path": text.replace(storage._root_id(threads.resolve()), "0" * 64).encode(),
+        "empty": b"",
+        "binary": b"\xff\xfe\x00" * 100,
+    }[damage])
+    # A corrupt entry must never be believed: a wrong digest under a right key.
+    assert storage.file_fingerprint(threads) == good
+    assert cache.read_text() == text  # rewritten whole
+    reads = []
+    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p))
+    assert storage.file_fingerprint(threads) == good and reads == []
+
+
+def test_a_wrong_digest_in_a_truncated_cache_is_not_used(tmp_path, digest_cache):
+    from mathir import storage
+
+    f = _posts_file(tmp_path / "Posts.V1.3.xml", filler=100)
+    time.sleep(0.1)
+    good = storage.file_fingerprint(f)
+    (cache,) = (digest_cache / "fingerprints").iterdir()
+    header, entry, _end = cache.read_text().splitlines(keepends=True)
+    cache.write_text(header + entry.replace(good["sha256"], "0" * 64))  # no "end" line
+    assert storage.file_fingerprint(f) == good
+
+
+def test_concurrent_fingerprints_leave_one_whole_cache(tmp_path, digest_cache):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mathir import storage
+
+    threads = _thread_folder(tmp_path / "threads")
+    for i in range(200):
+        (threads / f"more{i}.html").write_text(f"<p>{i}</p>")
+    time.sleep(0.1)
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: storage.file_fingerprint(threads), range(16)))
+    assert all(r == results[0] for r in results) and results[0]["files"] == 203
+    names = os.listdir(digest_cache / "fingerprints")
+    assert len(names) == 1 and names[0].endswith(".tsv")  # no temporaries left
+    assert len(storage._read_digest_cache(threads.resolve())) == 203
+
+
+def test_an_unwritable_cache_still_gives_content_fingerprints(tmp_path, monkeypatch):
+    from mathir import storage
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MATHIR_CACHE_DIR", str(blocker / "cache"))
+    f = tmp_path / "x.txt"
+    f.write_text("x")
+    assert storage.file_fingerprint(f)["sha256"] == storage._hash_file(f)
+
+
+def test_odd_path_names_are_fingerprinted_and_cached(tmp_path, digest_cache, monkeypatch):
+    from mathir import storage
+
+    folder = tmp_path / "a\nb\tc"
+    folder.mkdir()
+    (folder / "x\ny.html").write_text("one")
+    odd = os.fsdecode(b"\xff\xfe.html")  # not UTF-8: a surrogate-escaped name
+    (folder / odd).write_text("two")
+    time.sleep(0.1)
+    first = storage.file_fingerprint(folder)
+    reads = []
+    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p))
+    assert storage.file_fingerprint(folder) == first and first["files"] == 2 and reads == []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mathir.answers.dolphin import dolphin_check
 from mathir.answers.extraction import EXTRACT_POLICIES, extract_answer
-from mathir.answers.latex import LATEX_MODES, latex_check
+from mathir.answers.latex import LATEX_MODES, latex_check, symbolic_timeout
 from mathir.answers.numeric import CHECK_POLICIES, TooManyNumbers, simple_check
 from mathir.errors import InputError
 from mathir.json_input import loads
@@ -45,7 +45,8 @@ def check_answer(response: str, gold: str, extract: str = "flex", check: str = "
     """Extract the answer of ``response`` and check it against ``gold``.
 
     ``check`` is ``simple`` (policies strict, model_include_gt, gt_include_model),
-    ``latex`` (modes aggressive, conservative; ``timeout`` seconds per symbolic step)
+    ``latex`` (modes aggressive, conservative; ``timeout`` seconds per symbolic step,
+    ``inf`` for no limit: :func:`mathir.answers.latex.symbolic_timeout`)
     or ``dolphin`` (the Dolphin gold-answer format).
 
     A response or gold longer than :data:`MAX_CHARS` is not read: the judgment is
@@ -66,6 +67,7 @@ def check_answer(response: str, gold: str, extract: str = "flex", check: str = "
                          f"expected one of {CHECKS[check]}")
     if extract not in EXTRACT_POLICIES:
         raise ValueError(f"unknown extraction {extract!r}; expected one of {EXTRACT_POLICIES}")
+    timeout = symbolic_timeout(timeout)
     for name, text in (("response", response), ("gold answer", gold)):
         if text is not None and len(text) > MAX_CHARS:
             return Judgment(None, False, f"{name} longer than {MAX_CHARS:,} characters")
@@ -84,17 +86,20 @@ def check_answer(response: str, gold: str, extract: str = "flex", check: str = "
 
 def check_records(records: Iterable[dict], source: str | Path = "<input>",
                   timeout: float | None = None) -> Iterator[dict]:
-    """Add ``extracted`` and ``correct`` to each record (DESIGN.md's ``mathir answers``).
+    """Add ``extracted`` and ``correct`` to each record (what ``mathir answers`` writes).
 
     A record holds ``response`` and ``gold``, optionally ``extract`` (strict|flex,
     default flex), ``check`` (simple|latex|dolphin, default simple) and ``policy``.
     Records are ``(line, dict)`` pairs or dicts; errors name the source and line.
     A record too large to judge (see :func:`check_answer`) gets ``"correct": false``
-    and ``"skipped"``: the reason.
+    and ``"skipped"``: the reason. ``timeout``: seconds per symbolic step, ``inf`` for
+    no limit; any other value that is no number above 0 is an InputError, raised before
+    the first record is read (:func:`mathir.answers.latex.symbolic_timeout`).
 
     >>> next(check_records([{"response": "The answer is 7", "gold": "7"}]))["correct"]
     True
     """
+    timeout = symbolic_timeout(timeout)
     for i, item in enumerate(records, 1):
         line, rec = item if isinstance(item, tuple) else (i, item)
         if not isinstance(rec, dict):

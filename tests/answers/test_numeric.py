@@ -120,3 +120,39 @@ def test_many_non_integers_are_refused_not_compared_for_minutes():
     assert simple_check(model, gold.replace(".5", "")) is False  # integers: 0.5 != 0
     ints = " ".join(str(i) for i in range(20_000))
     assert simple_check(ints, " ".join(reversed(ints.split())))  # integers: linear, exact
+
+
+# Issue 30 (5): integers above 2**53 are one float with their neighbours; they compare
+# exactly, at any size, as the module's doc says. 20! = 2432902008176640000.
+@pytest.mark.parametrize("answer,gold,expected", [
+    ("2432902008176640001", "2432902008176640000", False),
+    ("2432902008176640000", "2432902008176640000", True),
+    ("2,432,902,008,176,640,001", "2432902008176640000", False),
+    ("100000000000000000001", "1e20", False),             # 10**20 + 1 against 10**20
+    ("100000000000000000000", "1e20", True),
+    ("9" * 5000, "9" * 4999 + "8", False),                # past int()'s 4,300 digits
+    ("9" * 5000, "9" * 5000, True),
+    ("1e999999", "1e999999", True),                       # no 10**999999 is built
+    ("1e999999", "2e999999", False),
+    ("9007199254740993/1", "9007199254740992", False),    # 2**53 + 1: fractions exact
+    ("4/2", "2", True),
+    ("2/3", "4:6", True),
+    ("1000/1001", "1", False),                            # both exact: no tolerance
+    ("2432902008176640001.0", "2432902008176640000", False),
+    ("2.43290200817664e18", "2432902008176640000", True),  # a float keeps its tolerance
+    ("0.999", "999/1000", True),
+    ("1.0005", "1", True),
+])
+def test_integers_and_fractions_compare_exactly_at_any_size(answer, gold, expected):
+    assert simple_check(answer, gold) is expected
+
+
+def test_many_large_integers_use_the_exact_linear_path():
+    big = [str(2 ** 60 + i) for i in range(300)]
+    assert simple_check(" ".join(big), " ".join(reversed(big))) is True
+    assert simple_check(" ".join(big), " ".join(big[:-1] + [str(2 ** 60 + 300)])) is False
+
+
+def test_a_huge_integer_against_a_float_does_not_overflow():
+    assert simple_check("1" + "0" * 400, "0.5") is False
+    assert simple_check("$1.33", "1" + "0" * 400) is False

@@ -159,3 +159,57 @@ def test_a_late_slice_makes_no_text_of_the_answers_before_it(sample, monkeypatch
     assert len(docs) == 10 and made == [d["docno"] for d in docs]
     with pytest.raises(ValueError, match="0 <= start <= stop"):
         next(AnswerCollection.at(sample.posts).iter_answers(rows=(5, 2)))
+
+
+def _hits(index, word: str) -> int:
+    import pandas as pd
+
+    return len(bm25(index, 10).transform(pd.DataFrame({"qid": ["1"], "query": [word]})))
+
+
+def _keep_size_and_mtime_while(path, old: bytes, new: bytes) -> None:
+    """Replace ``old`` by ``new`` (same length) in place, then set the mtime back, as a
+    ``cp -p`` or ``rsync -a`` delivery of the edited file does."""
+    st = path.stat()
+    data = path.read_bytes()
+    assert len(old) == len(new) and data.count(old) == 1
+    with open(path, "r+b") as f:
+        f.write(data.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+THREAD = ('<!DOCTYPE html><html><head><title>T</title></head><body>'
+          '<div class="row" id="question-title"><h1>Question {q}</h1></div>'
+          '<div id="question" question_id="{q}"><p>Why is it so, {q}?</p></div>'
+          '<div id="tags"><span> series </span></div>'
+          '<div id="answer" answer_id="{a}"><p>Because of the {word} lemma.</p></div>'
+          '</body></html>')
+
+
+@pytest.mark.parametrize("kind", ["posts", "threads"])
+def test_an_edit_that_keeps_size_and_mtime_rebuilds_the_index(tmp_path, monkeypatch, kind):
+    """Issue 30 (7): a Posts file was fingerprinted by its first and last MiB, a thread
+    folder by names, sizes and mtimes; an edit that kept them reused the stale index."""
+    monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
+    if kind == "posts":
+        pad = "<!-- " + "x" * (3 << 19) + " -->\n"
+        collection = edited = tmp_path / "Posts.V1.3.xml"
+        collection.write_text(
+            '<?xml version="1.0" encoding="utf-8"?>\n<posts>\n' + pad
+            + '  <row Id="1" PostTypeId="1" Title="Why so" Body="&lt;p&gt;why&lt;/p&gt;" />\n'
+            + '  <row Id="2" PostTypeId="2" ParentId="1" Body="&lt;p&gt;the wombat lemma'
+            + '&lt;/p&gt;" />\n'
+            + '  <row Id="3" PostTypeId="2" ParentId="1" Body="&lt;p&gt;another&lt;/p&gt;" />\n'
+            + pad + "</posts>\n")
+    else:
+        collection = tmp_path / "threads"
+        collection.mkdir()
+        for q, a, word in ((1, 2, "wombat"), (3, 4, "another")):
+            (collection / f"{q}_{a}.html").write_text(THREAD.format(q=q, a=a, word=word))
+        edited = collection / "1_2.html"
+    index = AnswerIndex.build(collection, tmp_path / "idx", quiet=True)
+    assert (_hits(index, "wombat"), _hits(index, "quokka")) == (1, 0)
+    _keep_size_and_mtime_while(edited, b"wombat", b"quokka")
+    index = AnswerIndex.build(collection, tmp_path / "idx", quiet=True)
+    assert (_hits(index, "wombat"), _hits(index, "quokka")) == (0, 1)
