@@ -1,10 +1,13 @@
 """Benchmark: lexical, neural and fused Task 1 pipelines on the judged pool of real answers.
 
-``../shared/data/arqmath/collection_sample/thread_html_arqmath2`` holds 1,444 real
-threads whose answers are judged in the ARQMath Task 1 qrels. For each year this runs
-``mathir experiment arqmath-task1 --data ../shared/data/arqmath --year Y`` (qrels
-restricted to the pool, so a perfect ranking scores 1.0) with every pipeline below,
-and measures on this machine's CPU:
+``../shared/data/arqmath/collection_sample/threads_all`` holds all 3,395 real thread files
+of MathDowsers' renderings of the ARQMath collection (one answer each, no cut; 2,295 of
+the answers are judged in a Task 1 qrels file). The collection is the one the task's
+data finder takes (:func:`mathir.tasks.arqmath.find_task1_collection`: ``threads_all``
+before any other thread folder), or ``--collection PATH``; the JSON names it. For each
+year this runs ``mathir experiment arqmath-task1 --data ../shared/data/arqmath --year Y``
+(qrels restricted to the pool, so a perfect ranking scores 1.0) with every pipeline
+below, and measures on this machine's CPU:
 
 * encoding throughput of the bi-encoder (passages/s; best batch size, torch threads);
 * reranking latency of BM25's top 100 per topic (bi-encoder; cross-encoder if given).
@@ -14,8 +17,16 @@ and measures on this machine's CPU:
 
 ``--json`` prints ``{"systems": {name: {measure: value}}, "speed": {...}, "goal": {...}}``
 (``systems`` for the first year; ``by_year`` holds every year). Goal: the best fused
-pipeline beats BM25's nDCG' on 2021 by at least 10% relative. The fusion weights were
-chosen on 2020 and 2022, not on 2021.
+pipeline beats BM25's nDCG' on 2021 by at least 10% relative. The library's fusion
+weights were chosen on 2020 and 2022, not on 2021.
+
+Every table has two rows that no system makes, so that what the pool rewards by itself
+is visible beside the systems: ``length-only`` (each topic's judged pool answers ranked
+by the length of the answer's text alone, min-max normalised per topic: under the prime
+measures the same as ranking the whole pool by length, with no cutoff) and ``random
+order (floor)`` (the mean over 20 seeds of random orders of each topic's judged pool
+answers). ``checks`` also holds the ranking by thread-file size alone, the figure of the
+data's MANIFEST.
 
 ``--peers`` (instead of the above) puts the ARQMath-1 participants' runs
 (``DATA/runs/arqmath1``) beside mathir's pipelines on the 2020 pool, by the protocol of
@@ -23,21 +34,17 @@ chosen on 2020 and 2022, not on 2021.
 mathir's included, restricted to the pool's answers, with each topic's judged pool
 answers it did not retrieve appended after its own ranking in a random order; scores
 averaged over 20 seeds (spread reported); the random-order floor (an empty run,
-completed) as a row. mathir's ``fusion`` is re-tuned WITHOUT 2020: the (BM25, dense,
-formulas) weights are chosen over a grid (steps of 0.1, summing to 1: 66 points) by
-nDCG' over the 2021 and 2022 pool topics pooled, from the stored component runs, then
-the library's ``fusion`` pipeline runs on 2020 with those weights
-(``fusion-tuned-2021-2022``). ``fusion-default`` (the library's weights, chosen on 2020
-and 2022) is shown for reference and is never the "best mathir" row. A paired t-test and
-a Wilcoxon test over the 2020 topics compare mathir's best pipeline that did not see 2020
-with the best submitted participant run. Goal: +0.03 nDCG', p < 0.05 (t-test).
-
-All of it is done twice: on the whole pool (``table``, ``tuning``, ``tests``, ``goal``)
-and on its size-matched part (``size_matched``: the answers whose thread file is no
-larger than the largest file of an answer judged 0 everywhere; the weights re-chosen on
-that part of 2021 and 2022). The pool was cut by file size within each relevance class,
-so on the whole pool a long answer is more often relevant by the cut alone (see
-:func:`size_matched_pool`); the size-matched part has no such bias.
+completed) and the length-only ranking as rows. What each participant run covers of the
+pool (``coverage``: its rows, those of pool answers, those judged in the pool's qrels,
+and the share of the pool's judged answers it retrieved) is reported beside it.
+mathir's ``fusion`` is re-tuned WITHOUT 2020: the (BM25, dense, formulas) weights are
+chosen over a grid (steps of 0.1, summing to 1: 66 points) by nDCG' over the 2021 and
+2022 pool topics pooled, from the stored component runs, then the library's ``fusion``
+pipeline runs on 2020 with those weights (``fusion-tuned-2021-2022``).
+``fusion-default`` (the library's weights, chosen on 2020 and 2022) is shown for
+reference and is never the "best mathir" row. A paired t-test and a Wilcoxon test over
+the 2020 topics compare mathir's best pipeline that did not see 2020 with the best
+submitted participant run. Goal: +0.03 nDCG', p < 0.05 (t-test).
 
     python benchmarks/arqmath_judged_pool.py --peers --out runs/peers --json
 
@@ -63,20 +70,118 @@ FUSED = ("fusion", "formula-aware", "formula-aware-rrf")
 
 
 def effectiveness(data: Path, year: str, pipelines: list[str], out: Path, quiet: bool,
-                  options: dict | None = None) -> dict:
+                  options: dict | None = None, collection: Path | None = None) -> dict:
+    """One year's table: ``pipelines`` by ``run_experiment``, then the length-only and
+    random-order rows (:func:`reference_rows`) on the same pool qrels."""
     from mathir.experiment import run_experiment
     from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")
-    res = run_experiment(task, task.data(data, year), pipelines, out=out, quiet=quiet,
-                         options=options)
+    d = task.data(data, year, collection)
+    res = run_experiment(task, d, pipelines, out=out, quiet=quiet, options=options)
     table = res.table.round(4)
-    return {"systems": {n: {m: float(v) for m, v in row.items()} for n, row in table.iterrows()},
+    systems = {n: {m: float(v) for m, v in row.items()} for n, row in table.iterrows()}
+    qrels, _ = pool_qrels(task, d, out)
+    rows, checks = reference_rows(qrels, Path(d.collection))
+    systems.update(rows)
+    return {"systems": systems, "checks": checks, "pool": pool_summary(qrels),
             "seconds": {k: round(v, 2) for k, v in res.seconds.items()}}
 
 
+def pool_qrels(task, d, out: Path):
+    """``d``'s qrels restricted to the answers of its collection (as ``run_experiment``
+    restricts them), and those answers."""
+    index = task.index(d, quiet=True, cache_root=out / ".index")
+    docnos = set(index.docnos())
+    qrels = task.read_qrels(d.qrels)
+    return qrels[qrels["docno"].isin(docnos)], docnos
+
+
+def pool_summary(qrels: pd.DataFrame) -> dict:
+    """Topics, judged answers and relevant (>= 2) answers per topic of pool qrels."""
+    judged = qrels.groupby("qid")["label"]
+    answers = judged.size()
+    relevant = judged.agg(lambda x: int((x >= 2).sum()))
+    return {"topics": int(qrels["qid"].nunique()), "judged_pool_answers": int(len(qrels)),
+            "answers_per_topic": {"mean": round(float(answers.mean()), 2),
+                                  "median": float(answers.median()), "max": int(answers.max()),
+                                  "topics_with_at_most_10": int((answers <= 10).sum())},
+            "relevant_per_topic": {"mean": round(float(relevant.mean()), 2),
+                                   "max": int(relevant.max()),
+                                   "topics_with_none": int((relevant == 0).sum())}}
+
+
+_LENGTHS: dict[str, dict[str, int]] = {}
+
+
+def answer_lengths(collection: Path) -> dict[str, int]:
+    """docno -> characters of the answer's own text (formulas as ``$LaTeX$``, no title),
+    as mathir's reader makes it; read once per collection."""
+    from mathir.indexing.answer_index import AnswerCollection
+
+    key = str(Path(collection).resolve())
+    if key not in _LENGTHS:
+        _LENGTHS[key] = {a["docno"]: len(a["text"]) for a in
+                         AnswerCollection.at(collection).iter_answers(with_title=False)}
+    return _LENGTHS[key]
+
+
+def thread_file_sizes(collection: Path) -> dict[str, int]:
+    """docno (the answer id of ``{question}_{answer}.html``) -> the thread file's bytes."""
+    return {f.stem.rsplit("_", 1)[-1]: f.stat().st_size
+            for f in Path(collection).glob("*.html")}
+
+
+def length_run(qrels: pd.DataFrame, lengths: dict[str, int]) -> pd.DataFrame:
+    """Each qrels topic's judged answers ranked by ``lengths`` alone, the score min-max
+    normalised per topic (0 shortest, 1 longest; one answer, or all of one length: 1).
+
+    Under the prime measures (judged answers only) this is the same as ranking the whole
+    pool by length with no cutoff. Answers with no length (not in the pool) are left out.
+
+    >>> q = pd.DataFrame({"qid": ["A.1"] * 3 + ["A.2"], "docno": ["a", "b", "c", "d"],
+    ...                   "label": [0, 2, 1, 3]})
+    >>> r = length_run(q, {"a": 10, "b": 30, "c": 20, "d": 5})
+    >>> r[r.qid == "A.1"].sort_values("score", ascending=False)["docno"].tolist()
+    ['b', 'c', 'a']
+    >>> r["score"].tolist()
+    [0.0, 1.0, 0.5, 1.0]
+    """
+    run = qrels[["qid", "docno"]].astype(str)
+    run = run[run["docno"].isin(lengths)].copy()
+    length = run["docno"].map(lengths).astype(float)
+    by = length.groupby(run["qid"])
+    low, high = by.transform("min"), by.transform("max")
+    span = (high - low).where(high > low)
+    run["score"] = ((length - low) / span).fillna(1.0)
+    return run.reset_index(drop=True)
+
+
+def reference_rows(qrels: pd.DataFrame, collection: Path) -> tuple[dict, dict]:
+    """The rows no system makes, on pool ``qrels``: ``length-only`` (:func:`length_run`
+    over the answers' text lengths) and ``random order (floor)`` (the mean over
+    :data:`PEER_SEEDS` of random orders; ``nDCG'_seed_sd`` its spread); and, in the
+    second dict, the ranking by thread-file size alone (the data MANIFEST's figure)."""
+    from mathir.evaluation.pool_completion import random_floor, seed_summary
+    from mathir.evaluation.prime import per_query
+
+    def means(table: pd.DataFrame) -> dict:
+        return {m: round(float(v), 4) for m, v in table.drop(columns="qid").mean().items()}
+
+    rows = {"length-only": means(per_query(length_run(qrels, answer_lengths(collection)),
+                                           qrels))}
+    summary = seed_summary(random_floor(qrels, PEER_SEEDS)[1])
+    rows["random order (floor)"] = {m: round(v["mean"], 4) for m, v in summary.items()}
+    rows["random order (floor)"]["nDCG'_seed_sd"] = round(summary["nDCG'"]["sd"], 4)
+    checks = {}
+    if Path(collection).is_dir():
+        checks["thread-file-size-only"] = means(
+            per_query(length_run(qrels, thread_file_sizes(collection)), qrels))
+    return rows, checks
+
+
 def speed(data: Path, out: Path, cross_encoder: str | None, topics_n: int = 10,
-          quiet: bool = True) -> dict:
+          quiet: bool = True, collection: Path | None = None) -> dict:
     import torch
 
     from mathir.indexing.dense_index import AnswerTexts, PassageSettings
@@ -85,7 +190,7 @@ def speed(data: Path, out: Path, cross_encoder: str | None, topics_n: int = 10,
     from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")
-    d = task.data(data, "2021")
+    d = task.data(data, "2021", collection)
     index = task.index(d, quiet=quiet, cache_root=out / ".index")
     texts = AnswerTexts.for_index(index)
     passages = PassageSettings().transformer()(texts.frame())["text"].tolist()[:512]
@@ -143,19 +248,17 @@ def weight_grid(step: float = WEIGHT_STEP) -> list[tuple[float, float, float]]:
             for i in range(n + 1) for j in range(n + 1 - i)]
 
 
-def _year_runs(task, data: Path, year: str, out: Path, quiet: bool) -> dict:
+def _year_runs(task, data: Path, year: str, out: Path, quiet: bool,
+               collection: Path | None = None) -> dict:
     """The component runs of one year (reused from ``out`` while unchanged), the pool's
     qrels and topics."""
     from mathir.experiment import run_experiment
     from mathir.tasks.arqmath import answer_formulas
 
-    d = task.data(data, year)
+    d = task.data(data, year, collection)
     res = run_experiment(task, d, ["tfidf", "bm25", "dense", {"formulas": answer_formulas}],
                          out=out, quiet=quiet)
-    index = task.index(d, quiet=True, cache_root=out / ".index")
-    docnos = set(index.docnos())
-    qrels = task.read_qrels(d.qrels)
-    qrels = qrels[qrels["docno"].isin(docnos)]
+    qrels, docnos = pool_qrels(task, d, out)
     topics = task.read_topics(d.topics)
     runs = {n: task.read_run(p) for n, p in res.runs.items()}
     return {"data": d, "runs": runs, "qrels": qrels, "topics": topics, "docnos": docnos,
@@ -205,89 +308,53 @@ def _row(name: str, kind: str, saw: str, per_topic, per_seed, plain=None) -> dic
     return row
 
 
-def size_matched_pool(threads: Path, qrels_files: list[Path]) -> dict:
-    """The pool's answers whose thread file is no larger than the largest file of an
-    answer that no qrels file judges above 0.
+def coverage(run: pd.DataFrame, qrels: pd.DataFrame, docnos: set[str]) -> dict:
+    """What ``run`` (as read, before any restriction) covers of a pool: its rows and
+    topics, its rows whose answer is in the pool (``docnos``), its rows judged in the
+    pool's ``qrels``, and the share of those qrels it retrieved.
 
-    How ``shared/data``'s pool was cut (its MANIFEST, "How we cut"): of the judged
-    answers' thread files up to 40 KB, the files of answers judged relevant somewhere
-    (maximum label >= 1 over the Task 1 qrels) were taken smallest first up to 8.4 MB,
-    then those judged 0 everywhere up to 14 MB. So every answer judged 0 has a file of
-    at most 11.7 KB while relevant ones reach 28 KB: in the pool, a longer answer is
-    more often relevant by the cut alone, which rewards any ranking that favours long
-    answers (a sum over formulas, a length prior) whatever its merit. Up to the largest
-    file judged 0, the cut kept every file of both kinds, so the answers up to it carry
-    no such bias. Sizes are the thread files' bytes, as the cut used them.
-
-    >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
-    >>> for name, size in (("1_10", 50), ("1_11", 80), ("2_12", 70), ("2_13", 90)):
-    ...     _ = (d / f"{name}.html").write_bytes(b"x" * size)
-    >>> _ = (d / "q.tsv").write_text("A.1 0 10 0\\nA.1 0 11 2\\nA.2 0 12 0\\nA.2 0 13 1\\n")
-    >>> r = size_matched_pool(d, [d / "q.tsv"])
-    >>> sorted(r["docnos"]), r["max_bytes"], r["relevant_beyond"]
-    (['10', '12'], 70, 2)
+    >>> run = pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["x", "out", "y"]})
+    >>> q = pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["x", "z", "z"], "label": [1, 0, 2]})
+    >>> coverage(run, q, {"x", "y", "z"})
+    {'rows': 3, 'topics': 2, 'in_pool': 2, 'judged_in_pool': 1, 'of_pool_judged': 3, \
+'share_of_pool_judged': 0.3333}
     """
-    from mathir.qrels.arqmath import read_qrels
-
-    threads = Path(threads)
-    if not threads.is_dir():
-        raise ValueError(f"{threads}: the size-matched pool needs a thread_html folder")
-    size = {f.stem.rsplit("_", 1)[-1]: f.stat().st_size for f in threads.glob("*.html")}
-    qrels = pd.concat([read_qrels(p) for p in qrels_files])
-    top = qrels[qrels["docno"].isin(size)].groupby("docno")["label"].max()
-    never = [size[d] for d in top.index[top <= 0]]
-    if not never:
-        raise ValueError("no pool answer is judged 0 everywhere: no size to match")
-    limit = max(never)
-    kept = {d for d, s in size.items() if s <= limit}
-    return {"docnos": kept, "max_bytes": limit, "answers": len(kept), "of": len(size),
-            "relevant_beyond": int(sum(1 for d in top.index[top >= 1] if size[d] > limit)),
-            "qrels_files": [p.name for p in qrels_files]}
+    qid, docno = run["qid"].astype(str), run["docno"].astype(str)
+    judged = set(zip(qrels["qid"].astype(str), qrels["docno"].astype(str), strict=True))
+    hits = sum(1 for k in set(zip(qid, docno, strict=True)) if k in judged)
+    return {"rows": int(len(run)), "topics": int(qid.nunique()),
+            "in_pool": int(docno.isin(docnos).sum()), "judged_in_pool": int(hits),
+            "of_pool_judged": int(len(judged)),
+            "share_of_pool_judged": round(hits / len(judged), 4) if judged else 0.0}
 
 
-def _restricted(years: dict, docnos: set[str]) -> dict:
-    """``years`` with each year's pool (its qrels and answers) cut to ``docnos``."""
-    return {y: {**v, "qrels": v["qrels"][v["qrels"]["docno"].isin(docnos)],
-                "docnos": v["docnos"] & docnos} for y, v in years.items()}
-
-
-def peers(data: Path, out: Path, quiet: bool) -> dict:
+def peers(data: Path, out: Path, quiet: bool, collection: Path | None = None) -> dict:
     """ARQMath-1 participants' runs and mathir's pipelines on the 2020 judged pool, by
-    the pool-completion protocol (:mod:`mathir.evaluation.pool_completion`), on the
-    whole pool and on its size-matched part (:func:`size_matched_pool`)."""
+    the pool-completion protocol (:mod:`mathir.evaluation.pool_completion`)."""
     from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")
     stage: dict[str, dict] = {}
     t0, c0 = time.perf_counter(), time.process_time()
-    years = {y: _year_runs(task, data, y, out, quiet) for y in (*TUNE_YEARS, EVAL_YEAR)}
+    years = {y: _year_runs(task, data, y, out, quiet, collection)
+             for y in (*TUNE_YEARS, EVAL_YEAR)}
     stage["component_runs"] = {"wall_s": round(time.perf_counter() - t0, 1),
                                "cpu_s": round(time.process_time() - c0, 1)}
-    fusion_runs: dict[tuple, str] = {}  # tuned weights -> the name of their pipeline run
-    result = _peers_on(task, data, out, quiet, years, "", fusion_runs, stage)
-    collection = Path(years[EVAL_YEAR]["data"].collection)
-    if collection.is_dir():
-        pool = size_matched_pool(collection, sorted(data.rglob("qrel_task1_*.tsv")))
-        sm_stage: dict[str, dict] = {}
-        sm = _peers_on(task, data, out, quiet, _restricted(years, pool["docnos"]),
-                       "-size-matched", fusion_runs, sm_stage)
-        sm["pool"] = {k: v for k, v in pool.items() if k != "docnos"}
-        sm["protocol"]["qrels"] = ("official 2020 qrels restricted to the pool's answers "
-                                   f"whose thread file has at most {pool['max_bytes']} bytes")
-        sm["seconds"] = sm_stage
-        result["size_matched"] = sm
-    else:
-        result["size_matched"] = {"skipped": f"{collection} is not a thread_html folder"}
+    result = _peers_on(task, data, out, quiet, years, stage)
+    # What the library's default weights (chosen on 2020 + 2022) would be on this pool:
+    # reported only, never used for the goal.
+    t0, c0 = time.perf_counter(), time.process_time()
+    result["tuning_2020_2022"] = tune_fusion({y: years[y] for y in ("2020", "2022")})
+    stage["tuning_2020_2022"] = {"wall_s": round(time.perf_counter() - t0, 1),
+                                 "cpu_s": round(time.process_time() - c0, 1)}
     result["seconds"] = stage
     result["component_run_seconds"] = {y: v["seconds"] for y, v in years.items()}
     return result
 
 
-def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, suffix: str,
-              fusion_runs: dict, stage: dict) -> dict:
+def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, stage: dict) -> dict:
     """The --peers table, tuning and tests on the pools of ``years`` (their qrels and
-    answers, perhaps cut to a part of the pool)."""
+    answers)."""
     import functools
 
     from mathir.evaluation.pool_completion import completed_scores, random_floor
@@ -309,8 +376,7 @@ def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, suffix: str
     ev = years[EVAL_YEAR]
     tuned_w = tuple(tuning["weights"])
     default_w = tuple(FUSION_WEIGHTS_WITH_FORMULAS)
-    # the same weights make the same run: the size-matched part reuses the whole pool's
-    tuned_name = fusion_runs.setdefault(tuned_w, "fusion-tuned-" + "-".join(TUNE_YEARS) + suffix)
+    tuned_name = "fusion-tuned-" + "-".join(TUNE_YEARS)
     # The library's own fusion pipeline with the weights chosen on 2021+2022 (run files
     # and manifests under `out`, like every run of this benchmark).
     res = run_experiment(task, ev["data"], [{tuned_name: functools.partial(fusion, weights=tuned_w),
@@ -327,6 +393,7 @@ def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, suffix: str
         pt_, ps = completed_scores(run, qrels, PEER_SEEDS, docnos)
         per_topic[n] = pt_
         rows.append(_row(n, "mathir", saw[n], pt_, ps, per_query(run, qrels)))
+        rows[-1]["coverage"] = coverage(run, qrels, docnos)
     folder = data / "runs" / "arqmath1"
     peer_names = []
     for path in sorted(folder.glob("*.tsv")):
@@ -339,7 +406,12 @@ def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, suffix: str
         saw_peer = ("made after the 2020 judgments" if path.stem in NOT_SUBMITTED
                     and "posthoc" in path.stem else "none (made before the 2020 judgments)")
         rows.append(_row(path.stem, kind, saw_peer, pt_, ps, per_query(run, qrels)))
+        rows[-1]["coverage"] = coverage(run, qrels, docnos)
         peer_names.append(path.stem)
+    length = length_run(qrels, answer_lengths(Path(ev["data"].collection)))
+    lpt, lps = completed_scores(length, qrels, PEER_SEEDS, docnos)
+    rows.append(_row("length-only", "reference", "none (answer length alone)", lpt, lps,
+                     per_query(length, qrels)))
     fpt, fps = random_floor(qrels, PEER_SEEDS)
     rows.append(_row("random order (floor)", "floor", "none", fpt, fps))
     clock("evaluation", t0, c0)
@@ -369,20 +441,11 @@ def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, suffix: str
                 lo_hi = sig.loc[(ours, "nDCG'"), ["ci_low", "ci_high"]].tolist()
                 entry["delta_ci95"] = [round(float(x), 4) for x in lo_hi]
         tests[label] = entry
-    judged = qrels.groupby("qid")["label"]
-    answers = judged.size()
-    relevant = judged.agg(lambda x: int((x >= 2).sum()))
     g = tests["best_submitted"]
     return {
         "protocol": {
-            "year": EVAL_YEAR, "topics": int(qrels["qid"].nunique()),
-            "judged_pool_answers": int(len(qrels)),
-            "answers_per_topic": {"mean": round(float(answers.mean()), 2),
-                                  "median": float(answers.median()), "max": int(answers.max()),
-                                  "topics_with_at_most_10": int((answers <= 10).sum())},
-            "relevant_per_topic": {"mean": round(float(relevant.mean()), 2),
-                                   "max": int(relevant.max()),
-                                   "topics_with_none": int((relevant == 0).sum())},
+            "year": EVAL_YEAR, "collection": str(ev["data"].collection),
+            "pool_answers": len(docnos), **pool_summary(qrels),
             "qrels": "official 2020 qrels restricted to the pool's answers",
             "completion": "every run (mathir's too) restricted to the pool's answers; each "
                           "topic's judged pool answers it did not retrieve appended after "
@@ -408,18 +471,16 @@ def peers_markdown(result: dict) -> str:
     # Written here: pandas' to_markdown needs tabulate, which mathir does not install,
     # and mathir's format_table renders numeric tables only.
     cols = ["run", "kind", "saw", "nDCG'", "nDCG'_seed_sd", "MAP'", "P'@10", "bpref",
-            "nDCG'_not_completed"]
+            "nDCG'_not_completed", "judged_pool_answers_retrieved"]
     lines = ["| " + " | ".join(cols) + " |",
              "|" + "|".join(":--" if c in ("run", "kind", "saw") else "--:" for c in cols) + "|"]
     for row in result["table"]:
+        cov = row.get("coverage")
+        row = {**row, "judged_pool_answers_retrieved":
+               f"{cov['judged_in_pool']} of {cov['of_pool_judged']}" if cov else ""}
         cells = [f"{row[c]:.4f}" if isinstance(row.get(c), float) else str(row.get(c, ""))
                  for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
-    sm = result.get("size_matched")
-    if sm and "table" in sm:
-        lines += ["", f"Size-matched pool (thread files of at most {sm['pool']['max_bytes']:,} "
-                      f"bytes: {sm['pool']['answers']:,} of {sm['pool']['of']:,} answers):", "",
-                  peers_markdown({"table": sm["table"]})]
     return "\n".join(lines)
 
 
@@ -431,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
                     "plus bm25>>crossencoder with --cross-encoder)")
     ap.add_argument("--cross-encoder", help="a trained cross-encoder (mathir train-reranker)")
     ap.add_argument("--out", help="run and index folder (default: a temporary one)")
+    ap.add_argument("--collection", help="the pool's collection (default: the one the task "
+                    "finds under --data: threads_all before any other thread folder)")
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--peers", action="store_true",
@@ -450,25 +513,27 @@ def main(argv: list[str] | None = None) -> int:
         if not args.pipelines:
             pipelines.append("bm25>>crossencoder")
     out = Path(args.out or tempfile.mkdtemp(prefix="judged-pool-"))
+    from mathir.tasks.arqmath import find_task1_collection
+
+    collection = Path(args.collection) if args.collection else find_task1_collection(data)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     if args.peers:
-        result = peers(data, out, quiet=args.json)
+        result = peers(data, out, quiet=args.json, collection=collection)
+        result["collection"] = str(collection)
         result["wall_s"] = round(time.perf_counter() - wall0, 1)
         result["cpu_s"] = round(time.process_time() - cpu0, 1)
         if args.json:
             print(json.dumps(result))
         else:
             print(peers_markdown(result))
-            print(json.dumps({k: result[k] for k in ("tuning", "tests", "goal", "wall_s",
-                                                     "cpu_s")}, indent=1))
-            sm = result["size_matched"]
-            print(json.dumps({"size_matched": {k: sm[k] for k in ("pool", "tuning", "goal")}
-                              if "goal" in sm else sm}, indent=1))
+            print(json.dumps({k: result[k] for k in ("collection", "tuning", "tests", "goal",
+                                                     "wall_s", "cpu_s")}, indent=1))
         return 0
-    by_year = {y: effectiveness(data, y, pipelines, out, quiet=args.json, options=options)
+    by_year = {y: effectiveness(data, y, pipelines, out, quiet=args.json, options=options,
+                                collection=collection)
                for y in args.years.split(",")}
     first = next(iter(by_year.values()))["systems"]
-    result = {"systems": first, "by_year": by_year}
+    result = {"collection": str(collection), "systems": first, "by_year": by_year}
     if "2021" in by_year:
         s = by_year["2021"]["systems"]
         fused = {n: v["nDCG'"] for n, v in s.items() if n in FUSED}
@@ -479,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
                               "relative_gain": round(fused[best] / base - 1, 4),
                               "met": fused[best] >= 1.1 * base}
     if not args.no_speed:
-        result["speed"] = speed(data, out, args.cross_encoder)
+        result["speed"] = speed(data, out, args.cross_encoder, collection=collection)
     result["wall_s"] = round(time.perf_counter() - wall0, 1)
     result["cpu_s"] = round(time.process_time() - cpu0, 1)
     if args.json:

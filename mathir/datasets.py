@@ -30,6 +30,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +94,9 @@ class _Spec:
 def _task1_needs(year: str) -> tuple[_Need, ...]:
     return (_Need((f"Topics_Task1_{year}*.xml",), "Task 1 topics"),
             _Need((f"qrel_task1_{year}_official.tsv",), "Task 1 qrels"),
-            _Need(("Posts.V1.3.xml", "thread_html*"),
-                  "the collection: Math StackExchange posts or a folder of thread HTML files",
+            _Need(("Posts.V1.3.xml", "threads_all", "thread_html*"),
+                  "the collection: Math StackExchange posts or a folder of thread HTML files "
+                  "(threads_all preferred; --collection / collection= chooses)",
                   collection=True))
 
 
@@ -371,6 +373,37 @@ class AnswerDataset(MathirDataset):
 
         answers = AnswerCollection.at(self.files().collection)
         return self._progress(answers.iter_answers(with_title, math_words), verbose)
+
+    def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
+        """The judgments of the documents this collection holds: what ``mathir
+        experiment`` and :func:`mathir.run_experiment` evaluate with, so that
+        ``pt.Experiment`` gives their figures (a perfect ranking of a judged pool scores
+        1.0). ``get_qrels("official")`` is the whole official file. A warning says when
+        the collection holds only part of the judged documents (the judged pool of
+        ``threads_all`` holds about 1 in 9 of 2022's); knowing which takes the index
+        (built, or reused, by :meth:`get_index`).
+
+        >>> ds = dataset("arqmath/task1/sample")
+        >>> len(ds.get_qrels()) == len(ds.get_qrels("official"))
+        True
+        """
+        if variant not in (None, "official"):
+            raise ValueError(f"mathir:{self.name} has the qrels variants None (the judged "
+                             f"documents of the collection) and 'official', not {variant!r}")
+        qrels = super().get_qrels()
+        if variant == "official" or not self.task().qrels_in_collection:
+            return qrels
+        held = qrels[qrels["docno"].isin(set(self.get_index().docnos()))].reset_index(drop=True)
+        held.attrs.update(qrels.attrs)
+        if held.empty:
+            raise InputError(f"mathir:{self.name}: no judged document is in the collection",
+                             path=self.files().collection)
+        if len(held) < len(qrels):
+            warnings.warn(f"mathir:{self.name}: the collection holds {len(held):,} of the "
+                          f"{len(qrels):,} judged documents; get_qrels() judges those, as "
+                          "mathir experiment does (get_qrels('official') is the whole file)",
+                          stacklevel=2)
+        return held
 
     def get_topic_metadata(self) -> pd.DataFrame | None:
         """ARQMath's topic information (category, difficulty, dependency), if found."""

@@ -182,7 +182,7 @@ def test_listing_every_dataset_needs_no_data(provider):
 
 @pytest.mark.parametrize("name, files", [
     ("arqmath/task1/2022", ["Topics_Task1_2022*.xml", "qrel_task1_2022_official.tsv",
-                            "Posts.V1.3.xml or thread_html*"]),
+                            "Posts.V1.3.xml or threads_all or thread_html*"]),
     ("arqmath/task2/2021", ["Topics_Task2_2021*.xml", "qrel_task2_2021_visual_id*official.tsv",
                             "latex_representation_v3*.tsv"]),
     ("arqmath/task3/2022", ["Topics_Task1_2022*.xml", "qrel_task3_2022*.tsv"]),
@@ -319,15 +319,18 @@ def test_the_declared_files_are_those_of_the_real_data(name):
 @pytest.mark.realdata
 def test_real_arqmath_task1_2022(provider):
     ds = pt.get_dataset("mathir:arqmath/task1/2022", data=real_path("arqmath"))
-    topics, qrels = ds.get_topics(), ds.get_qrels()
+    topics, qrels = ds.get_topics(), ds.get_qrels("official")
     # MANIFEST.md: 100 topics A.301-A.400; 34,847 judgments of 78 topics
     assert len(topics) == 100 and topics["qid"].iloc[0] == "A.301"
     assert len(qrels) == 34847 and qrels["qid"].nunique() == 78
-    # the judged pool: 1,444 thread files, one answer each
+    # by default, the judgments of the documents the pool holds (as mathir experiment)
+    with pytest.warns(UserWarning, match="the collection holds 723 of the 34,847"):
+        assert len(ds.get_qrels()) == 723
+    # the judged pool: all 3,395 thread files (threads_all, no cut), one answer each
     docs = list(ds.get_corpus_iter(verbose=False))
-    assert len(docs) == len({d["docno"] for d in docs}) == 1444
+    assert len(docs) == len({d["docno"] for d in docs}) == 3395
     # thread files are named {question id}_{answer id}.html
-    folder = real_path("arqmath", "collection_sample", "thread_html_arqmath2")
+    folder = real_path("arqmath", "collection_sample", "threads_all")
     assert {d["docno"] for d in docs} == {p.stem.split("_")[1] for p in folder.glob("*.html")}
     assert set(ds.get_topic_metadata()["qid"]) == set(qrels["qid"])  # the 78 judged topics
 

@@ -115,54 +115,57 @@ def test_random_floor_is_fixed_where_the_order_cannot_matter():
     assert per_topic["P'@10"].tolist() == pytest.approx([0.1, 0.2])
 
 
-# --- the size-matched part of the pool (benchmarks/arqmath_judged_pool.size_matched_pool) ---
+# --- the rows no system makes, and what a run covers (benchmarks/arqmath_judged_pool) ---
 
 
-def _pool_folder(tmp_path, sizes: dict[str, int], qrels: dict[str, str]):
-    threads = tmp_path / "thread_html"
-    threads.mkdir()
-    for name, size in sizes.items():
-        (threads / f"{name}.html").write_bytes(b"x" * size)
-    files = []
-    for name, text in qrels.items():
-        files.append(tmp_path / name)
-        files[-1].write_text(text)
-    return threads, files
+def test_length_only_ranks_each_topics_judged_answers_by_length():
+    from benchmarks.arqmath_judged_pool import length_run
+
+    lengths = {"a": 40, "b": 10, "c": 30, "d": 20, "e": 5, "f": 5}  # g: in no qrels
+    run = length_run(QRELS, {**lengths, "g": 99})
+    assert _ordered(run, "A.1") == ["a", "c", "d", "b"]
+    assert run[run["qid"] == "A.1"]["score"].max() == 1.0
+    assert run[run["qid"] == "A.1"]["score"].min() == 0.0
+    assert run[run["qid"] == "A.2"]["score"].tolist() == [1.0, 1.0]  # one length: a tie
+    assert "g" not in set(run["docno"])
+    # every judged answer is in it, so pool completion appends nothing
+    _, per_seed = completed_scores(run, QRELS, seeds=[0, 1, 2], collection=POOL)
+    assert per_seed["nDCG'"].nunique() == 1
+    # a judged answer of no known length (not in the pool) is left out
+    assert "d" not in set(length_run(QRELS, {k: v for k, v in lengths.items() if k != "d"})["docno"])
 
 
-def test_size_matched_pool_keeps_answers_up_to_the_largest_never_relevant_one(tmp_path):
-    from benchmarks.arqmath_judged_pool import size_matched_pool
+def test_coverage_counts_a_runs_rows_in_the_pool_and_judged_there():
+    from benchmarks.arqmath_judged_pool import coverage
 
-    threads, files = _pool_folder(
-        tmp_path, {"1_10": 50, "1_11": 80, "2_12": 70, "2_13": 90, "3_14": 60, "3_15": 100},
-        # 15 is judged 0 in one year and 2 in another: relevant somewhere, so its 100
-        # bytes do not raise the limit; 14 is judged 0 in both files
-        {"q2020.tsv": "A.1\t0\t10\t0\nA.1\t0\t11\t2\nA.2\t0\t12\t0\nA.2\t0\t13\t1\n"
-                      "A.3\t0\t15\t0\n",
-         "q2021.tsv": "A.201\t0\t15\t2\nA.201\t0\t14\t0\n"})
-    pool = size_matched_pool(threads, files)
-    assert pool["max_bytes"] == 70
-    assert pool["docnos"] == {"10", "12", "14"}
-    assert (pool["answers"], pool["of"], pool["relevant_beyond"]) == (3, 6, 3)
-
-
-def test_size_matched_pool_needs_an_answer_judged_zero_everywhere(tmp_path):
-    from benchmarks.arqmath_judged_pool import size_matched_pool
-
-    threads, files = _pool_folder(tmp_path, {"1_10": 50}, {"q.tsv": "A.1\t0\t10\t1\n"})
-    with pytest.raises(ValueError, match="no size to match"):
-        size_matched_pool(threads, files)
+    run = _run([("A.1", "b", 9.0), ("A.1", "zz", 8.5), ("A.1", "g", 2.0), ("A.2", "e", 1.0)])
+    assert coverage(run, QRELS, POOL) == {
+        "rows": 4, "topics": 2, "in_pool": 3, "judged_in_pool": 2, "of_pool_judged": 6,
+        "share_of_pool_judged": round(2 / 6, 4)}
 
 
 @pytest.mark.realdata
-def test_the_real_pools_cut_by_size_makes_length_predict_relevance():
-    """The reason for the size-matched part: on the whole pool every answer judged 0
-    everywhere is at most 11,718 bytes while half the relevant ones are larger."""
-    from benchmarks.arqmath_judged_pool import size_matched_pool
+def test_thread_file_size_alone_on_the_uncut_pool():
+    """The data MANIFEST's figures for ``threads_all``: ranking each topic's judged
+    answers by thread-file size gives nDCG' 0.662 / 0.619 / 0.680 (2020 / 2021 / 2022),
+    averaged over the topics with a pool answer judged above 0. mathir averages over every
+    qrels topic of the pool (as ARQMath does), where a topic with none scores 0 in every
+    row: 0.531 / 0.576 / 0.602, against a random order's 0.532 / 0.514 / 0.603."""
+    from benchmarks.arqmath_judged_pool import PEER_SEEDS, length_run, thread_file_sizes
+    from mathir.qrels.arqmath import read_qrels
     from tests.conftest import real_path
 
-    root = real_path("arqmath")
-    pool = size_matched_pool(root / "collection_sample" / "thread_html_arqmath2",
-                             sorted(root.rglob("qrel_task1_*.tsv")))
-    assert (pool["max_bytes"], pool["answers"], pool["of"]) == (11718, 1116, 1444)
-    assert pool["relevant_beyond"] == 1444 - 1116 == 635 - 307
+    sizes = thread_file_sizes(real_path("arqmath", "collection_sample", "threads_all"))
+    assert len(sizes) == 3395
+    got = {}
+    for year in ("2020", "2021", "2022"):
+        qrels = read_qrels(real_path("arqmath", "qrels", "task1",
+                                     f"qrel_task1_{year}_official.tsv"))
+        qrels = qrels[qrels["docno"].isin(sizes)]
+        ndcg = per_query(length_run(qrels, sizes), qrels).set_index("qid")["nDCG'"]
+        some = set(qrels.loc[qrels["label"] > 0, "qid"])
+        floor = random_floor(qrels, PEER_SEEDS)[1]["nDCG'"].mean()
+        got[year] = (round(ndcg[ndcg.index.isin(some)].mean(), 3), round(ndcg.mean(), 3),
+                     round(float(floor), 3))
+    assert got == {"2020": (0.662, 0.531, 0.532), "2021": (0.619, 0.576, 0.514),
+                   "2022": (0.680, 0.602, 0.603)}

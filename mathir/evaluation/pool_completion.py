@@ -1,6 +1,6 @@
 """Comparing outside runs with systems that rank a whole judged pool: pool completion.
 
-On a *pool* (a collection made of some judged documents, e.g. the 1,444 ARQMath answers
+On a *pool* (a collection made of some judged documents, e.g. the 3,395 ARQMath answers
 of ``shared/data``), a system that ranks the collection ranks every pool document of a
 topic, while another team's run, made on the full collection, may have retrieved only
 a few of them: restricted to the pool, the prime measures would punish it for answers

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -26,8 +27,50 @@ PRIME_MEASURES = {
 # --- ARQMath Task 1 -----------------------------------------------------------------------
 
 
+#: What a data folder may hold as the Task 1 collection, most preferred first: the
+#: official posts; ``threads_all``, a folder of every thread file (no cut); then any other
+#: ``thread_html*`` folder of thread files.
+TASK1_COLLECTIONS = (("Posts.V1.3.xml", "the official posts (the whole collection)"),
+                     ("threads_all", "the uncut folder of thread files"),
+                     ("thread_html*", "a folder of thread files"))
+
+
+def find_task1_collection(root: Path) -> Path:
+    """The Task 1 collection under ``root``: the first of :data:`TASK1_COLLECTIONS` found.
+
+    The choice is explicit, not whichever folder sorts first: when several candidates are
+    there, a warning names them all, the one taken and why, and ``--collection PATH``
+    (``collection=`` in Python) to take another.
+    """
+    found: list[tuple[Path, str]] = []
+    for pattern, what in TASK1_COLLECTIONS:
+        for p in walk_glob(root, pattern):
+            if (p.is_file() if pattern.endswith(".xml") else p.is_dir()) \
+                    and p not in (f for f, _ in found):
+                found.append((p, what))
+    if not found:
+        raise InputError("no collection (" + ", ".join(p for p, _ in TASK1_COLLECTIONS)
+                         + ") under the data directory; pass --collection", path=root)
+    chosen, why = found[0]
+    if len(found) > 1:
+        others = ", ".join(str(p) for p, _ in found[1:])
+        warnings.warn(f"{len(found)} Task 1 collections under {root}: took {chosen} ({why}) "
+                      f"over {others}; choose another with --collection PATH", stacklevel=3)
+    return chosen
+
+
+def _sample_has_no_years(year: str | None) -> None:
+    """The embedded sample is one small topic set: a year asks for the real files (it
+    used to evaluate the sample silently)."""
+    if year is not None:
+        raise InputError(f"year {year} needs the ARQMath files: give --data DIR (data= in "
+                         "Python) or set MATHIR_DATA; without them mathir evaluates the "
+                         "embedded sample, which has no years")
+
+
 def _locate_task1(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
     if root is None:
+        _sample_has_no_years(year)
         s = arqmath_sample()
         return TaskData("sample", collection or s.posts, s.task1_topics, s.task1_qrels)
     root = data_root(root)
@@ -35,15 +78,7 @@ def _locate_task1(root: Path | None, year: str | None, collection: Path | None) 
     topics = find_file(root, f"Topics_Task1_{year}*.xml", "Task 1 topics")
     qrels = find_file(root, f"qrel_task1_{year}_official.tsv", "Task 1 qrels")
     if collection is None:
-        posts = walk_glob(root, "Posts.V1.3.xml")
-        if posts:
-            collection = posts[0]
-        else:
-            dirs = [p for p in walk_glob(root, "thread_html*") if p.is_dir()]
-            if not dirs:
-                raise InputError("no collection (Posts.V1.3.xml or a thread_html* directory) "
-                                 "under the data directory; pass --collection", path=root)
-            collection = dirs[0]
+        collection = find_task1_collection(root)
     edition = ARQMATH_YEARS.index(year) + 1
     meta = walk_glob(root, f"Task1_ARQMath{edition}_Topic_Information.csv")
     return TaskData(year, collection, topics, qrels, metadata=meta[0] if meta else None)
@@ -78,11 +113,15 @@ def answer_formulas(index):
     return FormulaAwareAnswers(answer_formula_index(index), set(index.docnos()))
 
 
-def fusion(index, **kwargs):
-    """Task 1 ``fusion``: BM25, the bi-encoder and the answers' formulas, linearly fused."""
+def fusion(index, backend: str = "torch", search: str = "exhaustive", **kwargs):
+    """Task 1 ``fusion``: BM25, the bi-encoder and the answers' formulas, linearly fused.
+
+    ``backend`` and ``search`` (``--backend``, ``--dense-search``) go to the dense stage.
+    """
     from mathir.pipelines.neural import fusion as neural_fusion
 
-    return neural_fusion(index, formula=answer_formulas, **kwargs)
+    return neural_fusion(index, formula=answer_formulas, backend=backend, search=search,
+                         **kwargs)
 
 
 ARQMATH_TASK1 = register(Task(
@@ -120,6 +159,7 @@ ARQMATH_TASK1 = register(Task(
 
 def _locate_task2(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
     if root is None:
+        _sample_has_no_years(year)
         s = arqmath_sample()
         formulas = collection or s.formulas
         index_tsv = formulas if formulas.suffix == ".tsv" else s.formulas
@@ -201,6 +241,7 @@ TASK3_MEASURES = {
 
 def _locate_task3(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
     if root is None:
+        _sample_has_no_years(year)
         s = arqmath_sample()
         posts = collection or s.posts
         return TaskData("sample", posts, s.task1_topics, s.task3_qrels,
@@ -240,7 +281,7 @@ ARQMATH_TASK3 = register(Task(
     default_pipelines=("tfidf", "bm25"),
     locate=_locate_task3,
     read_topics="mathir.topics.arqmath:read_task1_topics",
-    read_qrels="mathir.qrels.arqmath:read_qrels",
+    read_qrels="mathir.qrels.arqmath:read_task3_qrels",
     read_run="mathir.runs.arqmath_task3:read_task3_run",
     write_run="mathir.runs.arqmath_task3:write_task3_run",
     build_index=_build_answer_index,

@@ -38,11 +38,11 @@ def test_empty_directory(tmp_path):
 
 @pytest.mark.realdata
 def test_real_pool_posts_and_formulas_match_derived_index():
-    d = real_path("arqmath", "collection_sample", "thread_html_arqmath2")
+    d = real_path("arqmath", "collection_sample", "threads_all")
     threads = list(iter_thread_files(d))
-    assert len(threads) == 1444
+    assert len(threads) == 3395
     posts = list(iter_thread_posts(d))
-    assert sum(p.post_type == "answer" for p in posts) == 1444
+    assert sum(p.post_type == "answer" for p in posts) == 3395
     derived = read_formula_index(real_path("arqmath", "collection_sample", "derived",
                                            "formula_index_from_thread_html.tsv"))
     by_id = derived.set_index("formula_id")
@@ -50,16 +50,16 @@ def test_real_pool_posts_and_formulas_match_derived_index():
     for t in threads:
         for f in t.formulas:
             ours.setdefault(f.formula_id, set()).add(f)
-    assert len(ours) == 19923
+    # the derived index was made from these 3,395 files: every one of its ids, no other
+    assert len(ours) == len(derived) == 76970
+    assert set(ours) == set(by_id.index)
     # A few ids occur twice in a file (e.g. in an answer and a comment); the derived index
     # kept one of them, so compare the ids that occur once.
     unique = [next(iter(fs)) for fs in ours.values() if len(fs) == 1]
-    assert len(unique) == 19555
-    # (The derived index saw 3,395 files; an id repeated in a file we lack may have
-    # been kept with another post, hence 99% rather than all.)
+    assert len(unique) == 75142
     agree = sum(
         tuple(by_id.loc[f.formula_id, ["post_id", "type", "comment_id", "visual_id", "formula"]])
         == (f.post_id, f.type, f.comment_id, f.visual_id, f.formula)
         for f in unique
     )
-    assert agree == 19477  # 99.6%
+    assert agree == 74883  # 99.7%
