@@ -103,12 +103,15 @@ img{max-width:100%;display:block;margin:.5em 0 1.5em}p.note{font-size:.85em;colo
 
 def html_report(title: str, table: pd.DataFrame, baseline: str,
                 significance: pd.DataFrame | None = None,
-                figures: Sequence[tuple[str, bytes]] = (), notes: Sequence[str] = ()) -> str:
+                figures: Sequence[tuple[str, bytes]] = (), notes: Sequence[str] = (),
+                explorer: str = "") -> str:
     """One self-contained HTML page.
 
     ``table``: runs x measures means; ``significance``: from
     :func:`mathir.evaluation.significance.significance_table` (marks a significant
-    difference to the baseline with †); ``figures``: (caption, PNG bytes).
+    difference to the baseline with †); ``figures``: (caption, PNG bytes); ``explorer``:
+    an HTML fragment placed after the figures (the run explorer of
+    :func:`mathir.evaluation.explorer.explorer_html`).
 
     >>> t = pd.DataFrame({"MAP": [0.5, 0.6]}, index=["bm25", "new"])
     >>> "<table" in html_report("demo", t, "bm25")
@@ -147,6 +150,8 @@ def html_report(title: str, table: pd.DataFrame, baseline: str,
     for cap, png in figures:
         data = base64.b64encode(png).decode("ascii")
         parts.append(f"<h2>{esc(cap)}</h2><img alt='{esc(cap)}' src='data:image/png;base64,{data}'>")
+    if explorer:
+        parts.append(explorer)
     parts.append("</body></html>")
     return "\n".join(parts)
 

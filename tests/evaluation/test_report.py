@@ -1,12 +1,10 @@
 import base64
 import io
 import re
-import shutil
 import subprocess
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from mathir.evaluation.report import breakdown_chart, html_report, per_topic_chart, write_report
 from mathir.evaluation.significance import significance_table
@@ -88,10 +86,9 @@ def test_report_structure_parsed_as_html():
 def test_report_renders_in_headless_chromium(tmp_path):
     """Optional: layout and image decoding by a real browser (the structure is checked
     without one above)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("optional browser check: Chromium is not installed (Debian package "
-                    "'chromium'); the HTML structure is checked with lxml")
+    from tests.browser import chromium_or_skip
+
+    chromium = chromium_or_skip()  # skips, or fails in CI (.ci/run installs Chromium)
     page = write_report(tmp_path / "report.html", make_page())
     shot = tmp_path / "shot.png"
     dom = subprocess.run(

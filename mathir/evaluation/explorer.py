@@ -1,0 +1,604 @@
+"""The run explorer: why one system beats another, topic by topic, with rendered math.
+
+An :class:`Explorer` holds, for every topic, the query as its users see it and each
+run's top results with their judgments; :func:`explorer_html` renders it as one HTML
+fragment (inline CSS and JS, no network) that the experiment report appends:
+
+* a topic list sorted by the per-topic difference to the baseline, with each run's
+  scores, and one bar per topic (an inline SVG) that links to the topic;
+* one topic at a time, the runs side by side: rank, score, the judgment as a badge, a
+  snippet with its formulas rendered, and where the same document sits in the other
+  runs (DiffIR's "moved" marks); judged relevant documents a run missed under it;
+* formulas as MathML (:class:`MathRenderer`, latex2mathml; browsers render MathML Core
+  natively); a formula latex2mathml cannot convert is shown as its LaTeX source.
+
+The DOM contract (the tests and your scripts may rely on it): each topic is a
+``<section class="topic" data-qid=...>``; each listed result an ``<li class="hit">``
+with ``data-docno``, ``data-rank`` (1-based rank in its run) and ``data-label`` (the
+qrels label, or ``unjudged``); each missed judged document an ``<li class="missed">``
+with ``data-docno``, ``data-label`` and ``data-run-rank`` (its rank in the run, empty
+when the run did not retrieve it); rendered formulas are ``<math>`` elements, formulas
+left as source ``<code class="tex">``. Each document's snippet is written once per topic,
+in ``<div class="docs" hidden>`` as ``<div data-doc=DOCNO>``; the page's script copies it
+into the ``<div class="snip" data-doc=DOCNO>`` of each result listing it when the topic
+is opened (all topics with "all topics"), so a page of 100 topics x 3 runs x top 20 stays
+small and opens fast.
+
+The task-specific part (what a query looks like, what a judgment means) is in
+:mod:`mathir.evaluation.explorer_views`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+#: ``$$display$$`` and ``$inline$`` formulas, as the collection readers keep them.
+MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
+
+# MathML Core elements (and the few MathML 3 ones latex2mathml writes); anything else in
+# latex2mathml's output (e.g. HTML that \text{...} let through) is dropped, its text kept.
+_MATHML_TAGS = frozenset(
+    "math mrow mi mn mo ms mtext mspace msup msub msubsup mfrac msqrt mroot mstyle merror "
+    "mpadded mphantom menclose munder mover munderover mtable mtr mtd mlabeledtr "
+    "mmultiscripts mprescripts none semantics annotation maligngroup malignmark".split())
+_MATHML_ATTRIBUTES = frozenset(
+    "display mathvariant stretchy fence form separator accent accentunder lspace rspace "
+    "width height depth linethickness columnalign rowalign columnspacing rowspacing "
+    "columnlines rowlines frame notation movablelimits largeop symmetric minsize maxsize "
+    "scriptlevel displaystyle mathsize mathcolor mathbackground open close".split())
+_UNKNOWN_COMMAND = re.compile(r"<mi>\\[A-Za-z]+</mi>")
+
+
+# Elements whose children form one row anyway (an "inferred mrow"): an mrow among them
+# adds nothing. An mrow of one element is that element, anywhere.
+_ROW_PARENTS = frozenset("math mrow mtd msqrt mstyle mpadded mphantom menclose merror".split())
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def _text(value: str | None) -> str:
+    # latex2mathml leaves character references (&#x0003C;) and raw characters in its texts
+    return html.escape(html.unescape(value or ""), quote=False)
+
+
+def _plain_row(elem) -> bool:
+    return _local(elem.tag) == "mrow" and not elem.attrib and not (elem.text or "").strip() \
+        and not (elem.tail or "").strip()
+
+
+def _children(elem) -> list:
+    """``elem``'s children, with the ``<mrow>`` wrappers that change nothing spliced out
+    (a third of latex2mathml's bytes)."""
+    out = []
+    row_parent = _local(elem.tag) in _ROW_PARENTS
+    for child in elem:
+        if _plain_row(child) and row_parent:
+            out.extend(_children(child))
+        elif _plain_row(child) and len(child) == 1:
+            out.extend(_children(child) if _plain_row(child[0]) else [child[0]])
+        else:
+            out.append(child)
+    return out
+
+
+def _serialize(elem) -> str:
+    """MathML markup of a latex2mathml element: MathML elements and attributes only
+    (anything else, e.g. HTML that ``\\text{}`` let through, becomes its text), every text
+    escaped."""
+    tag = _local(elem.tag)
+    if tag not in _MATHML_TAGS:
+        return _text("".join(elem.itertext())) + _text(elem.tail)
+    attrs = "".join(f' {k}="{html.escape(html.unescape(str(v)))}"' for k, v in elem.attrib.items()
+                    if k in _MATHML_ATTRIBUTES and not (tag == "math" and k == "display"
+                                                         and v == "inline"))
+    inner = _text(elem.text) + "".join(_serialize(c) for c in _children(elem))
+    return f"<{tag}{attrs}>{inner}</{tag}>" + _text(elem.tail)
+
+
+@lru_cache(maxsize=65536)
+def latex_to_mathml(latex: str, display: bool = False) -> str | None:
+    """``<math>`` markup of a LaTeX formula, or None when latex2mathml cannot convert it.
+
+    The output holds MathML elements and attributes only, every text escaped (HTML in a
+    ``\\text{}`` stays text), so a formula cannot inject markup into the page.
+
+    >>> latex_to_mathml("x^2")
+    '<math><msup><mi>x</mi><mn>2</mn></msup></math>'
+    >>> latex_to_mathml(r"\\text{<b>bold</b>}")
+    '<math><mtext>&lt;b&gt;bold&lt;/b&gt;</mtext></math>'
+    >>> latex_to_mathml(r"\\frac{1}{") is None
+    True
+    """
+    import latex2mathml.converter
+
+    try:
+        root = latex2mathml.converter.convert_to_element(
+            latex, display="block" if display else "inline")
+    except Exception:  # latex2mathml raises many exception types on malformed input
+        return None
+    root.tag = "math"
+    return _serialize(root)
+
+
+@dataclass
+class MathStats:
+    """How many formulas were rendered, and which ones latex2mathml could not convert."""
+
+    formulas: int = 0
+    unconverted: list[str] = field(default_factory=list)
+    #: rendered, but with a LaTeX command latex2mathml does not know shown as text
+    unknown_commands: int = 0
+
+
+class MathRenderer:
+    """Turns LaTeX and text with ``$...$`` formulas into HTML with ``<math>`` elements,
+    counting per kind (``"topic"``, ``"result"``) what it could not convert.
+
+    >>> r = MathRenderer()
+    >>> r.text("Is $x^2$ even?", kind="topic")
+    'Is <math><msup><mi>x</mi><mn>2</mn></msup></math> even?'
+    >>> r.formula(r"\\frac{1}{", kind="topic")
+    '<code class="tex" title="latex2mathml could not convert this formula">$\\\\frac{1}{$</code>'
+    >>> r.stats["topic"].formulas, r.stats["topic"].unconverted
+    (2, ['\\\\frac{1}{'])
+    """
+
+    def __init__(self) -> None:
+        self.stats: dict[str, MathStats] = {}
+
+    def formula(self, latex: str, display: bool = False, kind: str = "result",
+                css: str = "", title: str = "") -> str:
+        """One formula as ``<math>`` (or ``<code class="tex">`` with its source)."""
+        stats = self.stats.setdefault(kind, MathStats())
+        stats.formulas += 1
+        markup = latex_to_mathml(latex.strip(), display)
+        if markup is None:
+            stats.unconverted.append(latex)
+            tip = "latex2mathml could not convert this formula" + (f"; {title}" if title else "")
+            cls = " ".join(["tex", css]).strip()
+            d = "$$" if display else "$"
+            return (f'<code class="{cls}" title="{html.escape(tip)}">'
+                    f"{html.escape(d + latex + d)}</code>")
+        if _UNKNOWN_COMMAND.search(markup):
+            stats.unknown_commands += 1
+        attrs = (f' class="{html.escape(css)}"' if css else "") + \
+            (f' title="{html.escape(title)}"' if title else "")
+        return "<math" + attrs + markup[len("<math"):] if attrs else markup
+
+    def text(self, text: str, limit: int | None = None, kind: str = "result",
+             mark: Callable[[str], tuple[str, str] | None] | None = None) -> str:
+        """HTML of a text whose ``$...$`` / ``$$...$$`` formulas are rendered.
+
+        ``limit``: cut after about that many characters (never inside a formula) and end
+        with an ellipsis. ``mark(latex)`` -> ``(css class, tooltip)`` highlights formulas.
+        """
+        out: list[str] = []
+        used = 0
+        pos = 0
+        for m in MATH.finditer(text):
+            piece = text[pos:m.start()]
+            if limit is not None and used + len(piece) > limit:
+                out.append(html.escape(_cut(piece, limit - used)) + "…")
+                return "".join(out)
+            out.append(html.escape(piece))
+            used += len(piece)
+            latex = m.group(1) if m.group(1) is not None else m.group(2)
+            if limit is not None and used >= limit:
+                out.append("…")
+                return "".join(out)
+            css, title = (mark(latex) if mark else None) or ("", "")
+            out.append(self.formula(latex, display=m.group(1) is not None, kind=kind,
+                                    css=css, title=title))
+            used += len(latex) // 3 + 1  # a formula takes less room than its source
+            pos = m.end()
+        rest = text[pos:]
+        if limit is not None and used + len(rest) > limit:
+            return "".join(out) + html.escape(_cut(rest, max(limit - used, 0))) + "…"
+        return "".join(out) + html.escape(rest)
+
+
+def _cut(text: str, n: int) -> str:
+    """``text`` cut to at most ``n`` characters, at a space when there is one near."""
+    if len(text) <= n:
+        return text
+    head = text[:n]
+    space = head.rfind(" ")
+    return head[:space] if space > n * 0.6 else head
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+@dataclass
+class Badge:
+    """How a judgment is shown: short text, CSS class (``g3``..``g0``, ``gu``), tooltip."""
+
+    text: str
+    css: str
+    title: str = ""
+
+
+@dataclass
+class Hit:
+    """One listed result of a run on a topic (Task 2: one visual id, its first instance)."""
+
+    docno: str
+    rank: int
+    score: float
+    label: str  # the qrels label, or "unjudged"
+    badge: Badge
+    #: a line of details shown above the snippet (ids, post, other instances ...)
+    about: str = ""
+
+
+@dataclass
+class Judged:
+    """A judged relevant document of a topic (listed under a run that missed it)."""
+
+    docno: str
+    label: str
+    badge: Badge
+
+
+@dataclass
+class TopicView:
+    """Everything the explorer shows about one topic."""
+
+    qid: str
+    #: the topic as one line in the topic list (HTML: formulas may be rendered)
+    summary: str
+    #: the query as its users see it (HTML, formulas as ``<math>``)
+    query_html: str
+    #: run -> its top results, best first
+    hits: dict[str, list[Hit]] = field(default_factory=dict)
+    #: run -> docno -> rank in the run's whole ranking, for the documents listed here
+    ranks: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: judged relevant documents, most relevant first
+    judged: list[Judged] = field(default_factory=list)
+    #: docno -> snippet HTML (formulas rendered)
+    snippets: dict[str, str] = field(default_factory=dict)
+    #: run -> measure -> score on this topic
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass
+class Explorer:
+    """The explorer of a set of runs over a set of topics (see :func:`explorer_html`)."""
+
+    runs: list[str]
+    baseline: str
+    primary: str
+    measures: list[str]
+    topics: list[TopicView]
+    depth: int = 20
+    #: what the badges mean (shown above the topics)
+    legend: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def delta(self, topic: TopicView, run: str) -> float:
+        """``run``'s score minus the baseline's on the primary measure (0 when unscored)."""
+        s = topic.scores.get(run, {}).get(self.primary)
+        b = topic.scores.get(self.baseline, {}).get(self.primary)
+        return float(s - b) if s is not None and b is not None else 0.0
+
+    def ordered(self) -> list[TopicView]:
+        """Topics from the largest gain of the first other run to its largest loss."""
+        other = self.others()[0]
+        return sorted(self.topics, key=lambda t: (-self.delta(t, other), t.qid))
+
+    def others(self) -> list[str]:
+        """The runs compared with the baseline (the baseline alone when it is the only run)."""
+        return [r for r in self.runs if r != self.baseline] or [self.baseline]
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+_CSS = """
+body.explorer-wide{max-width:none;margin:2em 2em}
+#explorer h2{margin-top:1.5em}
+#explorer table.topics td,#explorer table.topics th{padding:.15em .5em;font-size:.9em}
+#explorer table.topics th{cursor:pointer;user-select:none}
+#explorer .up{color:#2b8a3e}#explorer .down{color:#c92a2a}
+#explorer td.q{text-align:left;max-width:38em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+#explorer tr.cur{background:#fff3bf}
+#explorer .bars{margin:.3em 0 1em}#explorer .bars rect{cursor:pointer}
+#explorer .controls{position:sticky;top:0;background:#f8f9fa;padding:.4em .6em;border:1px solid #dee2e6;z-index:2}
+#explorer section.topic{display:none;border-top:2px solid #495057;margin-top:1em;padding-top:.5em}
+#explorer section.topic.open,#explorer section.topic:target,#explorer.all section.topic{display:block}
+#explorer .query{background:#f1f3f5;padding:.6em .9em;border-radius:4px;line-height:1.6}
+#explorer .query .title{font-weight:600;font-size:1.1em}
+#explorer .cols{display:grid;gap:1em;margin-top:.8em;align-items:start;overflow-x:auto}
+#explorer .moves{display:flex;flex-wrap:wrap;gap:.2em}
+#explorer .col h3{margin:.2em 0;font-size:1em}
+#explorer ol.hits,#explorer ul.missed{list-style:none;padding:0;margin:0}
+#explorer li.hit{border:1px solid #dee2e6;border-radius:4px;padding:.35em .5em;margin:.35em 0;line-height:1.5}
+#explorer li.hit.hl,#explorer li.missed.hl{outline:2px solid #1c7ed6}
+#explorer li.missed{font-size:.85em;padding:.15em .3em;border-bottom:1px dotted #ced4da}
+#explorer .meta{font-size:.8em;color:#495057}
+#explorer .rank{font-weight:700;margin-right:.3em}
+#explorer .badge{display:inline-block;min-width:1.4em;text-align:center;border-radius:3px;padding:0 .3em;font-size:.8em;font-weight:700;color:#fff;margin-right:.3em}
+#explorer .g3{background:#2b8a3e}#explorer .g2{background:#74b816}#explorer .g1{background:#f59f00}
+#explorer .g0{background:#c92a2a}#explorer .gu{background:#adb5bd}
+#explorer .mv{font-size:.75em;border:1px solid #ced4da;border-radius:3px;padding:0 .25em;white-space:nowrap}
+#explorer .mv.new{border-color:#1c7ed6;color:#1c7ed6}
+#explorer .snip{font-size:.9em;overflow-wrap:anywhere}
+#explorer .fbig{font-size:1.25em}#explorer .qformula{font-size:1.3em}
+#explorer math.match,#explorer code.match{background:#ffec99;outline:1px solid #f08c00;border-radius:2px}
+#explorer math.exact,#explorer code.exact{background:#b2f2bb;outline:1px solid #2b8a3e}
+#explorer code.tex{background:#fff5f5;color:#862e9c;font-size:.9em}
+#explorer table.scores td,#explorer table.scores th{padding:.1em .5em;font-size:.85em}
+#explorer p.note{font-size:.85em;color:#6c757d}
+body.ex-focus>*:not(#explorer),body.ex-focus #explorer>*:not(section):not(.controls){display:none}
+body.ex-focus{margin-top:.5em}
+"""
+
+_JS = """
+(function(){
+var ex=document.getElementById('explorer');if(!ex)return;
+document.body.classList.add('explorer-wide');
+var sel=document.getElementById('ex-k');
+function applyK(){var k=parseInt(sel.value,10);
+ ex.querySelectorAll('li.hit').forEach(function(li){li.hidden=parseInt(li.dataset.rank,10)>k;});
+ ex.querySelectorAll('li.missed').forEach(function(li){var r=li.dataset.runRank;
+  li.hidden=!!r&&parseInt(r,10)<=k;});
+ ex.querySelectorAll('.missed-count').forEach(function(s){var ul=s.parentNode.nextElementSibling;
+  s.textContent=ul.querySelectorAll('li.missed:not([hidden])').length;});}
+function fill(sec){if(sec.dataset.filled)return;var store={};
+ sec.querySelectorAll('.docs>[data-doc]').forEach(function(d){store[d.dataset.doc]=d;});
+ sec.querySelectorAll('.snip[data-doc]').forEach(function(s){var d=store[s.dataset.doc];
+  if(d)s.innerHTML=d.innerHTML;});sec.dataset.filled='1';}
+function show(qid){var found=null;
+ ex.querySelectorAll('section.topic').forEach(function(s){var on=s.dataset.qid===qid;
+  s.classList.toggle('open',on);if(on){found=s;fill(s);}});
+ ex.querySelectorAll('table.topics tr[data-qid]').forEach(function(tr){
+  tr.classList.toggle('cur',tr.dataset.qid===qid);});
+ return found;}
+function fromHash(scroll){var h=decodeURIComponent(location.hash.slice(1));
+ var focus=h.indexOf('only-')===0;document.body.classList.toggle('ex-focus',focus);
+ if(focus){h=h.slice(5);scroll=false;}
+ var qid=h.indexOf('q-')===0?h.slice(2):null;
+ if(!qid){var first=ex.querySelector('table.topics tr[data-qid]');qid=first&&first.dataset.qid;}
+ var s=qid&&show(qid);if(s&&scroll&&h)s.scrollIntoView();}
+sel.addEventListener('change',applyK);
+document.getElementById('ex-all').addEventListener('change',function(e){
+ if(e.target.checked)ex.querySelectorAll('section.topic').forEach(fill);
+ ex.classList.toggle('all',e.target.checked);});
+window.addEventListener('hashchange',function(){fromHash(true);});
+ex.addEventListener('mouseover',function(e){var li=e.target.closest('li[data-docno]');
+ ex.querySelectorAll('li.hl').forEach(function(x){x.classList.remove('hl');});
+ if(!li)return;var sec=li.closest('section.topic');
+ sec.querySelectorAll('li[data-docno]').forEach(function(x){
+  if(x.dataset.docno===li.dataset.docno)x.classList.add('hl');});});
+ex.querySelectorAll('table.topics th[data-sort]').forEach(function(th,i){
+ th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];
+  var col=th.cellIndex,rows=Array.prototype.slice.call(tb.rows);
+  var dir=th.dataset.dir==='asc'?'desc':'asc';th.dataset.dir=dir;
+  rows.sort(function(a,b){var x=a.cells[col].dataset.v,y=b.cells[col].dataset.v;
+   var nx=parseFloat(x),ny=parseFloat(y);var c=(isNaN(nx)||isNaN(ny))?String(x).localeCompare(y):nx-ny;
+   return dir==='asc'?c:-c;});
+  rows.forEach(function(r){tb.appendChild(r);});});});
+applyK();fromHash(true);
+ex.dataset.ready='1';
+// when the page was parsed and its script done, and when it loaded (ms since navigation)
+ex.dataset.readyMs=Math.round(performance.now());
+window.addEventListener('load',function(){ex.dataset.loadMs=Math.round(performance.now());});
+})();
+"""
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _plain(markup: str) -> str:
+    """The text of an HTML fragment (for sorting)."""
+    return re.sub(r"<[^>]*>", "", markup)
+
+
+def _signed(value: float) -> str:
+    cls = "up" if value > 0 else "down" if value < 0 else ""
+    return f'<span class="{cls}">{value:+.4f}</span>'
+
+
+def _bars(ex: Explorer, run: str, ordered: Sequence[TopicView]) -> str:
+    """An inline SVG of ``run``'s per-topic differences; each bar links to its topic."""
+    deltas = [(t.qid, ex.delta(t, run)) for t in ordered]
+    deltas.sort(key=lambda x: -x[1])
+    n = max(len(deltas), 1)
+    width, height = max(300, min(1200, 10 * n)), 120
+    bw = width / n
+    top = max([abs(d) for _, d in deltas] + [1e-9])
+    mid = height / 2
+    parts = [f'<svg class="bars" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             f'role="img" aria-label="{_esc(run)} minus {_esc(ex.baseline)} per topic">',
+             f'<line x1="0" x2="{width}" y1="{mid}" y2="{mid}" stroke="#000" stroke-width="0.5"/>']
+    for i, (qid, d) in enumerate(deltas):
+        h = abs(d) / top * (mid - 4)
+        y = mid - h if d > 0 else mid
+        color = "#2b8a3e" if d > 0 else "#c92a2a" if d < 0 else "#868e96"
+        parts.append(f'<a href="#q-{_esc(qid)}" data-qid="{_esc(qid)}"><rect x="{i * bw:.1f}" '
+                     f'y="{y:.1f}" width="{max(bw - 1, 1):.1f}" height="{max(h, 1):.1f}" '
+                     f'fill="{color}"><title>{_esc(qid)}: {d:+.4f}</title></rect></a>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _topic_list(ex: Explorer, ordered: Sequence[TopicView]) -> str:
+    others = [r for r in ex.others() if r != ex.baseline]
+    head = ['<th data-sort="s">topic</th>', '<th data-sort="s">query</th>']
+    head += [f'<th data-sort="n">{_esc(r)}</th>' for r in ex.runs]
+    head += [f'<th data-sort="n">Δ {_esc(r)}</th>' for r in others]
+    rows = []
+    for t in ordered:
+        cells = [f'<td data-v="{_esc(t.qid)}"><a href="#q-{_esc(t.qid)}">{_esc(t.qid)}</a></td>',
+                 f'<td class="q" data-v="{_esc(_plain(t.summary))}">{t.summary}</td>']
+        for r in ex.runs:
+            v = t.scores.get(r, {}).get(ex.primary)
+            cells.append(f'<td data-v="{"" if v is None else v}">{_fmt(v)}</td>')
+        for r in others:
+            d = ex.delta(t, r)
+            cells.append(f'<td data-v="{d}">{_signed(d)}</td>')
+        rows.append(f'<tr data-qid="{_esc(t.qid)}">{"".join(cells)}</tr>')
+    return (f'<table class="topics"><thead><tr>{"".join(head)}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _moved(topic: TopicView, run: str, hit: Hit, runs: Sequence[str]) -> str:
+    marks = []
+    for other in runs:
+        if other == run:
+            continue
+        r = topic.ranks.get(other, {}).get(hit.docno)
+        if r is None:
+            marks.append(f'<span class="mv new" title="{_esc(other)} did not retrieve it">'
+                         f"not in {_esc(other)}</span>")
+        elif r != hit.rank:
+            arrow = "▲" if r > hit.rank else "▼"  # ▲: this run ranks it higher
+            marks.append(f'<span class="mv" title="{_esc(other)} ranks it {r}">'
+                         f"{arrow} {_esc(other)} #{r}</span>")
+        else:
+            marks.append(f'<span class="mv" title="{_esc(other)} ranks it {r} too">'
+                         f"= {_esc(other)}</span>")
+    return "".join(marks)
+
+
+def _badge(b: Badge) -> str:
+    title = f' title="{_esc(b.title)}"' if b.title else ""
+    return f'<span class="badge {_esc(b.css)}"{title}>{_esc(b.text)}</span>'
+
+
+def _snip(topic: TopicView, docno: str) -> str:
+    """A snippet's place: filled from the topic's document store when the topic opens
+    (each document's snippet is written once per topic, however many runs list it)."""
+    if docno not in topic.snippets:
+        return ""
+    return f'<div class="snip" data-doc="{_esc(docno)}"></div>'
+
+
+def _column(ex: Explorer, topic: TopicView, run: str) -> str:
+    items = []
+    for h in topic.hits.get(run, []):
+        items.append(
+            f'<li class="hit" data-docno="{_esc(h.docno)}" data-rank="{h.rank}" '
+            f'data-label="{_esc(h.label)}"><div class="meta"><span class="rank">{h.rank}</span>'
+            f"{_badge(h.badge)}<b>{_esc(h.docno)}</b> · {h.score:.4g}</div>"
+            f'<div class="moves">{_moved(topic, run, h, ex.runs)}</div>'
+            + (f'<div class="meta">{h.about}</div>' if h.about else "")
+            + _snip(topic, h.docno) + "</li>")
+    ranks = topic.ranks.get(run, {})
+    missed = []
+    for j in topic.judged:
+        r = ranks.get(j.docno)
+        hidden = " hidden" if r is not None and r <= ex.depth else ""
+        where = f"ranked {r}" if r is not None else "not retrieved"
+        missed.append(
+            f'<li class="missed" data-docno="{_esc(j.docno)}" data-label="{_esc(j.label)}" '
+            f'data-run-rank="{"" if r is None else r}"{hidden}>{_badge(j.badge)}'
+            f'<b>{_esc(j.docno)}</b> <span class="meta">{where}</span>'
+            + _snip(topic, j.docno) + "</li>")
+    shown = sum(1 for j in topic.judged
+                if ranks.get(j.docno) is None or ranks[j.docno] > ex.depth)
+    line = f"{_esc(ex.primary)} {_fmt(topic.scores.get(run, {}).get(ex.primary))}" \
+        if ex.primary else ""
+    return (f'<div class="col" data-run="{_esc(run)}"><h3>{_esc(run)}'
+            f'{" (baseline)" if run == ex.baseline else ""}</h3><div class="meta">{line}</div>'
+            f'<ol class="hits">{"".join(items)}</ol>'
+            + (f'<h4 class="meta">judged relevant, not in the top k: '
+               f'<span class="missed-count">{shown}</span></h4>'
+               f'<ul class="missed">{"".join(missed)}</ul>' if topic.judged else "")
+            + "</div>")
+
+
+def _topic_section(ex: Explorer, topic: TopicView) -> str:
+    head = "".join(f"<th>{_esc(m)}</th>" for m in ex.measures)
+    rows = []
+    for r in ex.runs:
+        s = topic.scores.get(r, {})
+        cells = "".join(f"<td>{_fmt(s.get(m))}</td>" for m in ex.measures)
+        rows.append(f"<tr><td>{_esc(r)}</td>{cells}</tr>")
+    cols = "".join(_column(ex, topic, r) for r in ex.runs)
+    docs = "".join(f'<div data-doc="{_esc(d)}">{markup}</div>'
+                   for d, markup in topic.snippets.items())
+    return (f'<section class="topic" id="q-{_esc(topic.qid)}" data-qid="{_esc(topic.qid)}">'
+            f"<h3>Topic {_esc(topic.qid)}</h3>"
+            f'<div class="query">{topic.query_html}</div>'
+            f'<table class="scores"><thead><tr><th>run</th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>'
+            f'<div class="cols" style="grid-template-columns:repeat({len(ex.runs)},minmax(18em,1fr))">'
+            f'{cols}</div><div class="docs" hidden>{docs}</div></section>')
+
+
+def explorer_html(ex: Explorer) -> str:
+    """The explorer as one HTML fragment (a ``<div id="explorer">`` with its own inline
+    ``<style>`` and ``<script>``), to place inside a report's ``<body>``.
+
+    >>> t = TopicView("A.1", "x squared", "Is $x^2$ even?", scores={"a": {"m": 0.5}, "b": {"m": 0.7}})
+    >>> page = explorer_html(Explorer(["a", "b"], "a", "m", ["m"], [t]))
+    >>> 'data-qid="A.1"' in page and "<script>" in page
+    True
+    """
+    ordered = ex.ordered()
+    ks = sorted({k for k in (5, 10, 20, ex.depth) if k <= ex.depth})
+    default = 10 if 10 in ks else ks[-1]
+    options = "".join(f'<option value="{k}"{" selected" if k == default else ""}>{k}</option>'
+                      for k in ks)
+    others = [r for r in ex.others() if r != ex.baseline]
+    bars = "".join(f'<div><b>{_esc(r)}</b> minus <b>{_esc(ex.baseline)}</b> on '
+                   f'{_esc(ex.primary)}, per topic (click a bar)</div>{_bars(ex, r, ordered)}'
+                   for r in others)
+    notes = "".join(f'<p class="note">{_esc(n)}</p>' for n in ex.notes)
+    data = json.dumps({"runs": ex.runs, "baseline": ex.baseline, "primary": ex.primary,
+                       "depth": ex.depth})
+    return "\n".join([
+        f"<style>{_CSS}</style>",
+        f'<div id="explorer" data-runs="{_esc(data)}">',
+        "<h2>Topics</h2>",
+        f'<p class="note">Sorted by {_esc(ex.primary)} difference to the baseline '
+        f'({_esc(ex.baseline)}); click a column to sort, a topic to open it. {_esc(ex.legend)}</p>',
+        notes, bars, _topic_list(ex, ordered),
+        f'<div class="controls">top <select id="ex-k">{options}</select> results per run · '
+        '<label><input type="checkbox" id="ex-all"> all topics</label> · hover a result to '
+        "see it in the other runs</div>",
+        "".join(_topic_section(ex, t) for t in ordered),
+        "</div>",
+        f"<script>{_JS}</script>",
+        # without scripts, the snippets are shown once per topic, below the runs
+        "<noscript><style>#explorer .docs{display:block!important}</style></noscript>",
+    ])
+
+
+def label_badges(names: Mapping[str, str], titles: Mapping[str, str] | None = None,
+                 unjudged: str = "?") -> Callable[[str], Badge]:
+    """A label -> :class:`Badge` function for graded labels (``names``: label -> text).
+
+    >>> badge = label_badges({"3": "H", "0": "N"})
+    >>> badge("3").css, badge("unjudged").text
+    ('g3', '?')
+    """
+    titles = titles or {}
+
+    def badge(label: str) -> Badge:
+        if label == "unjudged":
+            return Badge(unjudged, "gu", "not judged")
+        try:
+            grade = max(0, min(3, int(float(label))))
+        except ValueError:
+            grade = 0
+        return Badge(names.get(label, label), f"g{grade}", titles.get(label, f"label {label}"))
+
+    return badge
+
+
+__all__ = ["MATH", "Badge", "Explorer", "Hit", "Judged", "MathRenderer", "MathStats",
+           "TopicView", "explorer_html", "label_badges", "latex_to_mathml"]
