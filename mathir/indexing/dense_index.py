@@ -18,7 +18,6 @@ collection and settings are unchanged (:func:`mathir.storage.build_or_reuse`). O
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
@@ -30,6 +29,7 @@ import pandas as pd
 import pyterrier as pt
 from tqdm.auto import tqdm
 
+from mathir.encoders import model_key
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
 from mathir.indexing.html_text import html_to_text
@@ -359,15 +359,6 @@ def _prepend_title():
     return PrependTitle()
 
 
-def model_key(model_path: str | Path) -> str:
-    """A short, stable name for a model path (used in the dense index directory name).
-
-    >>> len(model_key("/models/minilm"))
-    10
-    """
-    return hashlib.sha1(str(Path(model_path).expanduser().resolve()).encode()).hexdigest()[:10]
-
-
 class DenseAnswerIndex(pt.Artifact):
     """Passage vectors of the answers in a pyterrier-dr ``FlexIndex`` (needs ``mathir[neural]``).
 
@@ -395,6 +386,11 @@ class DenseAnswerIndex(pt.Artifact):
         """The bi-encoder the passages were encoded with."""
         return self.manifest["model"]
 
+    @property
+    def backend(self) -> str:
+        """The backend that encoded the passages (``torch``, ``onnx``, ``onnx-int8``)."""
+        return self.manifest.get("backend", {}).get("name", "torch")
+
     def flex(self):
         """The ``pyterrier_dr.FlexIndex`` holding the passage vectors."""
         from mathir.models import require_extra
@@ -414,7 +410,7 @@ class DenseAnswerIndex(pt.Artifact):
         ``encoder`` is a :class:`mathir.pipelines.neural.BiEncoder` (default: the one
         at ``model_path``, or the packaged all-MiniLM-L6-v2).
         """
-        from mathir.models import load_bi_encoder
+        from mathir.encoders import load_bi_encoder
 
         encoder = encoder or load_bi_encoder(model_path, batch_size=batch_size)
         passages = passages or PassageSettings()
@@ -422,6 +418,10 @@ class DenseAnswerIndex(pt.Artifact):
         wanted = {"kind": "dense-answers", "format": DENSE_FORMAT,
                   "texts": texts.manifest["collection"], "model": str(encoder.model_path),
                   "passages": {"length": passages.length, "stride": passages.stride}}
+        backend = getattr(encoder, "backend", "torch")
+        if backend != "torch":  # torch indexes keep the manifest they always had
+            wanted["backend"] = {"name": backend,
+                                 "onnx_sha256": encoder.st.onnx.exported.sha256}
 
         def build_into(tmp: Path) -> dict:
             import pyterrier_dr
@@ -452,9 +452,9 @@ class DenseAnswerIndex(pt.Artifact):
     def for_index(cls, index: AnswerIndex, encoder=None, *, model_path: str | Path | None = None,
                   quiet: bool = True) -> DenseAnswerIndex:
         """The dense index beside ``index`` for this model (built on first use)."""
-        from mathir.models import load_bi_encoder
+        from mathir.encoders import load_bi_encoder
 
         encoder = encoder or load_bi_encoder(model_path)
         texts = AnswerTexts.for_index(index, quiet=quiet)
-        return cls.build(texts, sibling(index, f"dense-{model_key(encoder.model_path)}"),
-                         encoder, quiet=quiet)
+        key = model_key(encoder.model_path) + getattr(encoder, "backend_key", "")
+        return cls.build(texts, sibling(index, f"dense-{key}"), encoder, quiet=quiet)

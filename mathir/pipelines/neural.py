@@ -31,12 +31,11 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from mathir.encoders import BiEncoder, load_bi_encoder  # noqa: F401 - part of this module's API
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex, PassageSettings
-from mathir.models import (  # noqa: F401 - BiEncoder, resolve_model: part of this module's API
-    BiEncoder,
-    load_bi_encoder,
+from mathir.models import (  # noqa: F401 - resolve_model: part of this module's API
     model_identity,
     offline,
     require_extra,
@@ -170,29 +169,42 @@ class CrossEncoderScorer(pt.Transformer):
     """
 
     def __init__(self, model: str | Path, batch_size: int = 32, max_length: int = 256,
-                 device: str | None = None, verbose: bool = False):
+                 device: str | None = None, verbose: bool = False, backend: str = "torch"):
+        from mathir.encoders import check_backend
+
         require_neural()
         self.model_path = resolve_model(model)
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
         self.verbose = verbose
+        self.backend = check_backend(backend)
         _ = self.model  # loaded now: a model that cannot load fails here
 
     @property
     def model(self):
-        """The sentence-transformers ``CrossEncoder`` of the current parameters."""
+        """The sentence-transformers ``CrossEncoder`` of the current parameters (for an
+        ONNX ``backend``, :class:`mathir.encoders.OnnxCrossEncoder`, which predicts alike)."""
         def load():
             offline()
+            if self.backend != "torch":
+                from mathir.encoders import cross_encoder_model
+
+                return cross_encoder_model(resolve_model(self.model_path), self.backend,
+                                           max_length=self.max_length)
             from sentence_transformers import CrossEncoder
 
             return CrossEncoder(resolve_model(self.model_path), max_length=self.max_length,
                                 device=torch_device(self.device))
 
-        return derived(self, "_model", (self.model_path, self.max_length, self.device), load)
+        return derived(self, "_model", (self.model_path, self.max_length, self.device,
+                                        self.backend), load)
 
     def __repr__(self) -> str:
         extra = "" if self.max_length == 256 else f", max_length={self.max_length}"
+        if self.backend != "torch":
+            extra += (f", backend={self.backend!r}, "
+                      f"onnx_sha256={self.model.exported.sha256[:12]!r}")
         return f"CrossEncoderScorer({model_identity(self.model_path)!r}{extra})"
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
@@ -232,7 +244,8 @@ def _texts(index: AnswerIndex | AnswerTexts | Mapping[str, str], verbose: bool) 
 
 
 def bi_encoder_scorer(model: str | Path | None = None, passages: PassageSettings | None = None,
-                      batch_size: int = 32, cache_size: int = 200_000) -> pt.Transformer:
+                      batch_size: int = 32, cache_size: int = 200_000,
+                      backend: str = "torch") -> pt.Transformer:
     """Score ``(query, docno, text)`` rows by the cosine of query and best-passage embeddings.
 
     ``query`` and ``docno`` are left as they are, so ``pyterrier_caching.ScorerCache``
@@ -243,17 +256,18 @@ def bi_encoder_scorer(model: str | Path | None = None, passages: PassageSettings
     >>> bi_encoder_scorer()(res)[["query", "docno"]].values.tolist()
     [['$x^2$', 'd']]
     """
-    enc = load_bi_encoder(model, batch_size=batch_size)
+    enc = load_bi_encoder(model, batch_size=batch_size, backend=backend)
     return max_passage(BiEncoderScorer(enc, batch_size=batch_size, cache_size=cache_size),
                        passages)
 
 
 def cross_encoder_scorer(model: str | Path, passages: PassageSettings | None = None,
                          batch_size: int = 32, max_length: int = 256,
-                         verbose: bool = False) -> pt.Transformer:
+                         verbose: bool = False, backend: str = "torch") -> pt.Transformer:
     """Score ``(query, docno, text)`` rows by a CrossEncoder's score of the best passage
     (``query`` and ``docno`` left as they are, so ``ScorerCache`` can wrap it)."""
-    ce = CrossEncoderScorer(model, batch_size=batch_size, max_length=max_length, verbose=verbose)
+    ce = CrossEncoderScorer(model, batch_size=batch_size, max_length=max_length, verbose=verbose,
+                            backend=backend)
     return max_passage(ce, passages)
 
 
@@ -278,31 +292,33 @@ def _rerank(texts: AnswerTexts | Mapping[str, str], scorer: pt.Transformer,
 
 def bi_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | Path | None = None,
                         passages: PassageSettings | None = None, batch_size: int = 32,
-                        cache_size: int = 200_000, cache: str | Path | None = None
-                        ) -> pt.Transformer:
+                        cache_size: int = 200_000, cache: str | Path | None = None,
+                        backend: str = "torch") -> pt.Transformer:
     """Rerank a result frame by the cosine of query and best-passage embeddings.
 
     Passage embeddings are cached across calls (``cache_size`` passages; 0: none).
     ``cache``: a ``pyterrier_caching.ScorerCache`` directory keeping (query, docno) scores
     across runs (one per model and passage setting).
     """
-    return _rerank(texts, bi_encoder_scorer(model, passages, batch_size, cache_size), cache)
+    return _rerank(texts, bi_encoder_scorer(model, passages, batch_size, cache_size, backend),
+                   cache)
 
 
 def cross_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | Path,
                            passages: PassageSettings | None = None, batch_size: int = 32,
                            max_length: int = 256, verbose: bool = False,
-                           cache: str | Path | None = None) -> pt.Transformer:
+                           cache: str | Path | None = None,
+                           backend: str = "torch") -> pt.Transformer:
     """Rerank a result frame with a CrossEncoder's score of the best passage.
 
     ``cache``: as for :func:`bi_encoder_reranker`.
     """
     return _rerank(texts, cross_encoder_scorer(model, passages, batch_size, max_length,
-                                               verbose), cache)
+                                               verbose, backend), cache)
 
 
 def bm25_biencoder(index: AnswerIndex, depth: int = 100, model: str | Path | None = None,
-                   verbose: bool = False) -> pt.Transformer:
+                   verbose: bool = False, backend: str = "torch") -> pt.Transformer:
     """BM25's top ``depth`` answers reranked by the bi-encoder (``bm25>>biencoder``).
 
     >>> import tempfile
@@ -314,11 +330,13 @@ def bm25_biencoder(index: AnswerIndex, depth: int = 100, model: str | Path | Non
     """
     from mathir.pipelines.lexical import bm25
 
-    return bm25(index, num_results=depth) >> bi_encoder_reranker(_texts(index, verbose), model)
+    return bm25(index, num_results=depth) >> bi_encoder_reranker(_texts(index, verbose), model,
+                                                                 backend=backend)
 
 
 def bm25_crossencoder(index: AnswerIndex, cross_encoder: str | Path | None = None,
-                      depth: int = 100, verbose: bool = False) -> pt.Transformer:
+                      depth: int = 100, verbose: bool = False,
+                      backend: str = "torch") -> pt.Transformer:
     """BM25's top ``depth`` answers reranked by a cross-encoder (``bm25>>crossencoder``).
 
     ``cross_encoder`` is the model (the CLI's ``--cross-encoder``; an argument, so that
@@ -331,7 +349,10 @@ def bm25_crossencoder(index: AnswerIndex, cross_encoder: str | Path | None = Non
         raise InputError("bm25>>crossencoder needs a cross-encoder model: pass --cross-encoder "
                          "PATH (train one with `mathir train-reranker`)")
     return bm25(index, num_results=depth) >> cross_encoder_reranker(
-        _texts(index, verbose), cross_encoder, verbose=verbose)
+        _texts(index, verbose), cross_encoder, verbose=verbose, backend=backend)
+
+
+bm25_crossencoder.encoders = ("cross-encoder",)  # what its backend exports (run identity)
 
 
 class DenseRetriever(pt.Transformer):
@@ -343,21 +364,31 @@ class DenseRetriever(pt.Transformer):
     """
 
     def __init__(self, index: DenseAnswerIndex, encoder: BiEncoder, num_results: int = 1000,
-                 passage_depth: int | None = None):
+                 passage_depth: int | None = None, search: str = "exhaustive"):
+        from mathir.indexing.ann_index import check_search
+
         self.index = index
         self.encoder = encoder
         self.num_results = num_results
         self.passage_depth = passage_depth
+        self.search = check_search(search)
 
     def __repr__(self) -> str:
-        return f"DenseRetriever({self.index.path!s}, num_results={self.num_results})"
+        extra = "" if self.search == "exhaustive" else f", search={self.search!r}"
+        return f"DenseRetriever({self.index.path!s}, num_results={self.num_results}{extra})"
+
+    def _retriever(self, depth: int) -> pt.Transformer:
+        if self.search == "exhaustive":
+            return self.index.flex().np_retriever(num_results=depth, drop_query_vec=True)
+        from mathir.indexing.ann_index import AnnIndex
+
+        return AnnIndex.build(self.index.path / "flex", self.search).retriever(depth)
 
     def _pipe(self) -> pt.Transformer:
         depth = self.passage_depth or 3 * self.num_results
-        return derived(self, "_pipeline", (self.index, self.encoder, depth), lambda: (
-            OriginalQuery() >> self.encoder.st.query_encoder()
-            >> self.index.flex().np_retriever(num_results=depth, drop_query_vec=True)
-            >> pt.text.max_passage()))
+        return derived(self, "_pipeline", (self.index, self.encoder, depth, self.search),
+                       lambda: (OriginalQuery() >> self.encoder.st.query_encoder()
+                                >> self._retriever(depth) >> pt.text.max_passage()))
 
     def transform(self, topics: pd.DataFrame) -> pd.DataFrame:
         res = self._pipe().transform(topics)
@@ -365,10 +396,14 @@ class DenseRetriever(pt.Transformer):
 
 
 def dense(index: AnswerIndex | DenseAnswerIndex, model: str | Path | None = None,
-          num_results: int = 1000, verbose: bool = False) -> pt.Transformer:
+          num_results: int = 1000, verbose: bool = False, backend: str = "torch",
+          search: str = "exhaustive") -> pt.Transformer:
     """Dense retrieval over the answers with the bi-encoder (``dense``).
 
-    Given an :class:`AnswerIndex`, the dense index beside it is built on first use.
+    Given an :class:`AnswerIndex`, the dense index beside it is built on first use (one
+    per model and ``backend``: torch, onnx, onnx-int8). ``search``: ``exhaustive`` (NumPy
+    scan of every passage), ``hnsw`` or ``ivf`` (FAISS, built beside the vectors on first
+    use, candidates rescored exactly: :mod:`mathir.indexing.ann_index`).
 
     >>> import tempfile
     >>> from mathir.samples import arqmath_sample
@@ -376,10 +411,10 @@ def dense(index: AnswerIndex | DenseAnswerIndex, model: str | Path | None = None
     >>> dense(idx, num_results=3).search("integration by parts")["rank"].tolist()
     [0, 1, 2]
     """
-    encoder = load_bi_encoder(model)
+    encoder = load_bi_encoder(model, backend=backend)
     if isinstance(index, AnswerIndex):
         index = DenseAnswerIndex.for_index(index, encoder, quiet=not verbose)
-    return DenseRetriever(index, encoder, num_results=num_results)
+    return DenseRetriever(index, encoder, num_results=num_results, search=search)
 
 
 # Weights chosen on the 2020 and 2022 topics of the judged pool of ARQMath answers
@@ -391,7 +426,8 @@ FUSION_WEIGHTS_WITH_FORMULAS = (0.2, 0.7, 0.1)
 
 def fusion(index: AnswerIndex, model: str | Path | None = None, num_results: int = 1000,
            formula=None, weights: Sequence[float] | None = None,
-           verbose: bool = False) -> pt.Transformer:
+           verbose: bool = False, backend: str = "torch",
+           search: str = "exhaustive") -> pt.Transformer:
     """Lexical + formula + neural: :class:`~mathir.pipelines.fusion.LinearFusion` (``fusion``).
 
     BM25, :func:`dense` and, when given, ``formula`` (a factory ``index -> transformer``
@@ -406,7 +442,8 @@ def fusion(index: AnswerIndex, model: str | Path | None = None, num_results: int
     from mathir.pipelines.lexical import bm25
 
     pipes = [bm25(index, num_results=num_results),
-             dense(index, model, num_results=num_results, verbose=verbose)]
+             dense(index, model, num_results=num_results, verbose=verbose, backend=backend,
+                   search=search)]
     if formula is not None:
         pipes.append(formula(index))
     w = list(weights or (FUSION_WEIGHTS if formula is None else FUSION_WEIGHTS_WITH_FORMULAS))

@@ -604,7 +604,7 @@ def trained_ranker(index: FactIndex, train: str | Path | None = None,
         qrels = qrels_from_topics(topics, path)
         encoder = None
         if semantic:
-            from mathir.models import load_bi_encoder
+            from mathir.encoders import load_bi_encoder
 
             encoder = load_bi_encoder()
         ff = FactFeatures(index, ExplanationStatistics(index, topics, qrels), lemmas_of(index),

@@ -71,7 +71,7 @@ def _texts(path):
 
 def _dense(path):
     pytest.importorskip("pyterrier_dr")
-    from mathir.models import load_bi_encoder
+    from mathir.encoders import load_bi_encoder
 
     texts = _texts(path.parent / "texts")
     return DenseAnswerIndex.build(texts, path, load_bi_encoder(), quiet=True)

@@ -1,0 +1,148 @@
+"""The CPU backends of the encoders (mathir.encoders): selection, export cache, agreement
+with PyTorch, run identity, tokenising workers, and the error naming the extra."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from mathir.errors import InputError
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("sentence_transformers")
+
+TEXTS = ["integration by parts $\\int x e^x dx$", "x",
+         "Why is $e^{i\\pi} = -1$? Euler's formula gives the answer " * 6]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def export_dir(tmp_path_factory):
+    """Exports go to a temporary folder, not beside the packaged model."""
+    old = os.environ.get("MATHIR_EXPORT_DIR")
+    path = tmp_path_factory.mktemp("exports")
+    os.environ["MATHIR_EXPORT_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("MATHIR_EXPORT_DIR", None)
+    else:
+        os.environ["MATHIR_EXPORT_DIR"] = old
+
+
+def _cos(a, b):
+    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def test_backend_is_checked():
+    from mathir.encoders import check_backend
+
+    assert check_backend(None) == "torch"
+    with pytest.raises(InputError, match="unknown backend 'fp8'"):
+        check_backend("fp8")
+    from mathir.encoders import load_bi_encoder
+
+    with pytest.raises(InputError, match="unknown backend"):
+        load_bi_encoder(backend="fp8")
+
+
+def test_onnx_backends_agree_with_torch():
+    from mathir.encoders import load_bi_encoder
+
+    ref = load_bi_encoder().encode(TEXTS)
+    onnx = load_bi_encoder(backend="onnx")
+    assert type(onnx.st).__name__ == "OnnxBiEncoder"
+    assert "backend='onnx'" in repr(onnx) and "onnx_sha256=" in repr(onnx)
+    assert _cos(onnx.encode(TEXTS), ref).min() > 0.99999
+    int8 = load_bi_encoder(backend="onnx-int8")
+    assert _cos(int8.encode(TEXTS), ref).min() > 0.95
+    assert onnx.st.onnx.exported.sha256 != int8.st.onnx.exported.sha256
+    assert onnx.backend_key.startswith("-onnx-") and load_bi_encoder().backend_key == ""
+
+
+def test_export_is_cached_and_reused(export_dir):
+    from mathir.encoders import export
+    from mathir.models import default_model_path
+
+    first = export(default_model_path(), "onnx")
+    assert first.path.parent.parent == export_dir
+    stamp = first.onnx_file.stat().st_mtime_ns
+    again = export(default_model_path(), "onnx")
+    assert again.path == first.path and again.onnx_file.stat().st_mtime_ns == stamp
+    assert again.sha256 == first.sha256
+    assert first.manifest["source"]["weights"]["model.safetensors"]["sha256"]
+
+
+def test_run_identity_differs_by_backend_and_records_the_export():
+    from mathir.pipelines import neural
+    from mathir.runs.provenance import pipeline_identity
+
+    plain = pipeline_identity("dense", neural.dense, {})
+    f32 = pipeline_identity("dense", neural.dense, {"backend": "onnx"})
+    int8 = pipeline_identity("dense", neural.dense, {"backend": "onnx-int8"})
+    assert "backend" not in plain
+    assert f32 != int8 != plain
+    sha = int8["backend"]["models"]["bi-encoder"]["onnx_sha256"]
+    assert len(sha) == 64 and sha != f32["backend"]["models"]["bi-encoder"]["onnx_sha256"]
+
+
+def test_cross_encoder_backends_agree(tmp_path):
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from mathir.models import default_model_path
+    from mathir.pipelines.neural import CrossEncoderScorer
+
+    torch.manual_seed(0)
+    CrossEncoder(str(default_model_path()), num_labels=1, device="cpu").save_pretrained(
+        str(tmp_path / "ce"))
+    pairs = [("what is $x^2$", t) for t in TEXTS]
+    ref = CrossEncoderScorer(tmp_path / "ce").model.predict(pairs)
+    onnx = CrossEncoderScorer(tmp_path / "ce", backend="onnx")
+    assert "backend='onnx'" in repr(onnx)
+    np.testing.assert_allclose(onnx.model.predict(pairs), ref, atol=1e-4)
+    int8 = CrossEncoderScorer(tmp_path / "ce", backend="onnx-int8").model.predict(pairs)
+    assert np.abs(int8 - ref).max() < 0.05
+
+
+def test_tokenising_workers_give_the_same_vectors():
+    from sentence_transformers import SentenceTransformer
+
+    from mathir.encoders import st_tokenize, torch_encode
+    from mathir.models import default_model_path
+
+    st = SentenceTransformer(str(default_model_path()), device="cpu")
+    texts = TEXTS * 4
+    ref = st.encode(texts, batch_size=4)
+    tok = st_tokenize(st)
+    np.testing.assert_allclose(torch_encode(st, tok, texts, 4, 0), ref, atol=1e-5)
+    np.testing.assert_allclose(torch_encode(st, tok, texts, 4, 2), ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("module", ["onnxruntime", "faiss"])
+def test_missing_library_names_the_extra(monkeypatch, module):
+    from mathir.encoders import require_onnx
+    from mathir.indexing.ann_index import require_faiss
+
+    monkeypatch.setitem(sys.modules, module, None)
+    check = require_onnx if module == "onnxruntime" else require_faiss
+    with pytest.raises(InputError, match=r"`neural` extra \(" + module + r" not installed\).*"
+                       r"pip install 'mathir\[neural\]'"):
+        check()
+
+
+def test_cli_passes_the_backend_to_the_pipelines():
+    from mathir import cli
+
+    parser = cli._parser()
+    args = parser.parse_args(["experiment", "arqmath-task1", "--backend", "onnx-int8",
+                              "--dense-search", "hnsw"])
+    assert cli._options(args) == {"backend": "onnx-int8", "search": "hnsw"}
+    from mathir.experiment import accepts
+    from mathir.pipelines import neural
+    from mathir.tasks.arqmath import fusion
+
+    for factory in (neural.dense, neural.bm25_biencoder, neural.bm25_crossencoder, fusion):
+        assert accepts(factory, "backend")
+    assert accepts(fusion, "search") and accepts(neural.dense, "search")
