@@ -1,7 +1,7 @@
 """What every benchmark reports about the machine: CPU seconds and ``calibration_ms``.
 
 ``calibration_ms`` is the CPU time of a fixed pure-Python + NumPy workload in the same
-process (DESIGN.md): figures from machines of different speed, or from one machine under
+process (docs/architecture.md): figures from machines of different speed, or from one machine under
 different load, can be compared through it.
 """
 

@@ -125,6 +125,9 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("task")
     sp.add_argument("--qrels", required=True)
     sp.add_argument("--topics", help="topic file: a run line for another topic is an error")
+    sp.add_argument("--qrels-duplicates", choices=("error", "last"), default="error",
+                    help="a document judged twice for a topic: an error, as in trec_eval "
+                    "(default), or the last judgment counts, as in ir_measures")
     sp.add_argument("--formula-index", help="formula index TSV (Task 2: formula id -> visual id)")
     sp.add_argument("--qrels-key", choices=("visual_id", "formula_id"),
                     help="Task 2: what the qrels' doc ids are (default visual_id; formula-id "
@@ -176,6 +179,18 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
 
     _add_reproduce(sub)
 
+    sp = sub.add_parser("view", help="write the HTML report and run explorer of any run "
+                        "files (the page `experiment --format html` writes)")
+    sp.add_argument("runs", nargs="+", metavar="RUN", help="run files (named by file stem)")
+    sp.add_argument("--task", required=True, help="the task the runs are for")
+    common(sp)
+    sp.add_argument("--out", help="HTML file to write (default: report.html beside the first run)")
+    sp.add_argument("--baseline", help="run (file stem) the others are compared with "
+                    "(default: the first)")
+    sp.add_argument("--depth", type=int, default=20,
+                    help="results listed per run and topic (default 20; the page shows the "
+                    "top k of them, k chosen in the page)")
+
     sp = sub.add_parser("tasks", help="the tasks, their pipelines and measures")
     sp.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -186,7 +201,8 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
                     help="json: each line back with extracted and correct added (default); "
                     "table: counts and accuracy")
     sp.add_argument("--timeout", type=float, default=5.0,
-                    help="seconds per symbolic (LaTeX) check (default: 5)")
+                    help="seconds per symbolic (LaTeX) check, above 0 (default: 5; inf: no "
+                    "limit)")
     return p
 
 
@@ -245,11 +261,22 @@ def _add_model_options(sp) -> None:
     sp.add_argument("--bi-encoder", metavar="DIR", help="bi-encoder model (from `mathir "
                     "train-reranker --kind bi-encoder`): the bi_encoder argument of every "
                     "pipeline taking one (WorldTree ltr-dense, ltr-dense-crossencoder)")
+    sp.add_argument("--backend", choices=("torch", "onnx", "onnx-int8"),
+                    help="how the bi- and cross-encoders compute: torch (default; PyTorch "
+                    "float32), onnx (ONNX Runtime float32) or onnx-int8 (8-bit weights), "
+                    "exported locally and cached on first use; the backend argument of every "
+                    "pipeline taking one (bm25>>biencoder, dense, fusion, bm25>>crossencoder)")
+    sp.add_argument("--dense-search", choices=("exhaustive", "hnsw", "ivf"),
+                    help="how dense retrieval searches the passage vectors: exhaustive "
+                    "(default; NumPy scan) or a FAISS hnsw / ivf index built beside them, "
+                    "candidates rescored exactly (the search argument of dense, fusion)")
 
 
 def _options(args) -> dict[str, str]:
     return {k: v for k, v in (("cross_encoder", args.cross_encoder),
-                              ("bi_encoder", args.bi_encoder)) if v}
+                              ("bi_encoder", args.bi_encoder),
+                              ("backend", getattr(args, "backend", None)),
+                              ("search", getattr(args, "dense_search", None))) if v}
 
 
 def _split_reference(spec: str) -> tuple[str, str]:
@@ -282,7 +309,13 @@ def _own_pipelines(args) -> dict[str, object]:
 
 
 def _data(task, args):
-    return task.data(args.data, args.year or args.split, args.collection)
+    """The task's files: ``--data``, else ``$MATHIR_DATA`` where a year or split asks for
+    real data (as ``pt.get_dataset`` reads it), else the embedded sample."""
+    year = args.year or args.split
+    data = args.data
+    if data is None and (year or args.collection):
+        data = os.environ.get("MATHIR_DATA") or None
+    return task.data(data, year, args.collection)
 
 
 def _cmd_demo(args) -> None:
@@ -369,7 +402,7 @@ def _cmd_index(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from mathir.experiment import resolve_pipelines
+    from mathir.experiment import resolve_pipelines, write_pipeline_run
     from mathir.tasks import get_task
 
     task = get_task(args.task)
@@ -381,12 +414,10 @@ def _cmd_run(args) -> None:
     pipeline = resolve_pipelines(task, [{name: own[name]} if name in own else name],
                                  _options(args))[name]
     data = _data(task, args)
-    index = task.index(data, args.index, quiet=args.quiet, cache_root=out.parent / ".index")
-    topics = task.read_topics(data.topics)
-    pipe = pipeline.build(index, verbose=not args.quiet)
-    results = pipe.transform(topics)
-    task.write_run(results, out, name=out.stem, format=args.run_format, topics=topics["qid"])
-    print(f"{out}: {results['qid'].nunique()} topics")
+    write_pipeline_run(task, pipeline, data, out, index_dir=args.index, quiet=args.quiet,
+                       run_format=args.run_format)
+    print(f"{out}: {task.read_run(out)['qid'].nunique()} topics (manifest: "
+          f"{out.with_name(out.stem + '.manifest.json').name})")
 
 
 def _cmd_evaluate(args) -> None:
@@ -399,7 +430,8 @@ def _cmd_evaluate(args) -> None:
                                  ("qrels_key", args.qrels_key)) if v}
     options.update({k: v for k, v in (("model", args.model), ("layer", args.layer),
                                       ("tokenizer", args.tokenizer)) if v is not None})
-    table = evaluate_runs(args.task, args.qrels, args.runs, args.topics, **options)
+    table = evaluate_runs(args.task, args.qrels, args.runs, args.topics,
+                          qrels_duplicates=args.qrels_duplicates, **options)
     print(format_table(table, args.format))
 
 
@@ -407,7 +439,9 @@ def _cmd_answers(args) -> None:
     import json
 
     from mathir.answers.checking import check_records, read_answer_records
+    from mathir.answers.latex import symbolic_timeout
 
+    symbolic_timeout(args.timeout)  # before any work: one error line for 0, -1, nan
     n = correct = 0
     for rec in check_records(read_answer_records(args.input), args.input, timeout=args.timeout):
         n += 1
@@ -444,6 +478,21 @@ def _cmd_tasks(args) -> None:
 
 
 COMMANDS["tasks"] = _cmd_tasks
+
+
+def _cmd_view(args) -> None:
+    from mathir.experiment import view_runs
+    from mathir.tasks import get_task
+
+    task = get_task(args.task)
+    if args.depth < 1:
+        raise InputError(f"--depth must be at least 1, not {args.depth}")
+    out = require_output_file(args.out, "--out file") if args.out else None
+    print(view_runs(task, args.runs, _data(task, args), out=out, baseline=args.baseline,
+                    depth=args.depth))
+
+
+COMMANDS["view"] = _cmd_view
 
 
 def _cmd_train_reranker(args) -> None:

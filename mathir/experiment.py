@@ -41,6 +41,7 @@ from mathir.errors import InputError
 from mathir.models import require_extra
 from mathir.runs.provenance import (
     pipeline_identity,
+    qualified_name,
     remove_manifest,
     run_manifest,
     stale_reason,
@@ -113,7 +114,13 @@ class Pipeline:
         kwargs = dict(self.kwargs)
         if accepts(self.factory, "verbose") and "verbose" not in kwargs:
             kwargs["verbose"] = verbose
-        return self.factory(index, **kwargs)
+        built = self.factory(index, **kwargs)
+        if not callable(getattr(built, "transform", None)):
+            raise InputError(
+                f"pipeline {self.name!r}: its factory {qualified_name(self.factory)} returned "
+                f"{type(built).__name__}, not a PyTerrier transformer (an object with "
+                "transform(topics) -> results)")
+        return built
 
     def identity(self) -> dict:
         """:func:`mathir.runs.provenance.pipeline_identity` of this pipeline."""
@@ -424,6 +431,54 @@ def _run(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
     return path, description
 
 
+def _manifest(task: Task, pipeline: Pipeline, data: TaskData, index, run_format: str) -> dict:
+    return run_manifest(task.name, pipeline.identity(), data.topics, data.qrels,
+                        index_dir=getattr(index, "path", None),
+                        data={"collection": data.collection, **data.extras},
+                        run_format=run_format)
+
+
+def _run_with_manifest(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
+                       manifest: dict, quiet: bool, workers: int, ray_address: str | None,
+                       run_format: str) -> Path:
+    """Write the run, then its manifest (with the run file's checksum): a stale
+    manifest is removed first, so an interruption leaves a run that is never reused."""
+    remove_manifest(out)
+    _, description = _run(task, pipeline, index, topics, out, quiet, workers, ray_address,
+                          run_format)
+    write_run_manifest(out, {**manifest, "description": description})
+    return out
+
+
+def write_pipeline_run(task: Task | str, pipeline: str | Pipeline, data: TaskData, out: str | Path,
+                       index_dir: str | Path | None = None, quiet: bool = False,
+                       run_format: str | None = None, options: Mapping[str, Any] | None = None
+                       ) -> Path:
+    """Index ``data`` (or reuse its index), run ``pipeline`` over its topics, and write
+    the run file ``out`` with its manifest beside it (``out.manifest.json``, with the
+    run file's SHA-256), so that a later experiment in the same folder reuses it only
+    while it is unchanged. What ``mathir run`` does.
+
+    >>> import tempfile
+    >>> out = write_pipeline_run("arqmath-task1", "bm25", get_task("arqmath-task1").data(),
+    ...                          tempfile.mkdtemp() + "/bm25.tsv", quiet=True)
+    >>> out.with_name("bm25.manifest.json").exists()
+    True
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    run_format = run_format or task.run_formats[0]
+    task.check_run_format(run_format)
+    chosen = pipeline if isinstance(pipeline, Pipeline) else \
+        resolve_pipelines(task, [pipeline], options)[pipeline]
+    out = Path(out)
+    index = task.index(data, index_dir, quiet=quiet, cache_root=out.parent / ".index")
+    topics = task.read_topics(data.topics)
+    with exclusive_lock(out):
+        return _run_with_manifest(task, chosen, index, topics, out,
+                                  _manifest(task, chosen, data, index, run_format), quiet, 1,
+                                  None, run_format)
+
+
 def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFrame, out: Path,
                  quiet: bool = False, workers: int = 1, ray_address: str | None = None,
                  run_format: str = "arqmath", **kwargs) -> Path:
@@ -586,13 +641,10 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
     reused: list[str] = []
     recomputed: dict[str, str] = {}
     folder = out / task.name / data.label
-    inputs = {"collection": data.collection, **data.extras}
     for n, pipeline in chosen.items():
         t0 = time.perf_counter()
         path = folder / f"{n}.tsv"
-        manifest = run_manifest(task.name, pipeline.identity(), data.topics, data.qrels,
-                                index_dir=getattr(index, "path", None), data=inputs,
-                                run_format=run_format)
+        manifest = _manifest(task, pipeline, data, index, run_format)
         # Another experiment may write the same run file (same output folder and data
         # label, other data): the lock keeps reuse check, write, manifest and reading
         # back one step, so the scores are those of this experiment's own run.
@@ -602,10 +654,8 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
                 reused.append(n)
             else:
                 recomputed[n] = why
-                remove_manifest(path)
-                _, manifest["description"] = _run(task, pipeline, index, topics, path, quiet,
-                                                  workers, ray_address, run_format)
-                write_run_manifest(path, manifest)
+                _run_with_manifest(task, pipeline, index, topics, path, manifest, quiet,
+                                   workers, ray_address, run_format)
             loaded[n] = task.read_run(path, topics=known)
         runs[n] = path
         seconds[n] = time.perf_counter() - t0
@@ -678,13 +728,90 @@ def write_per_topic(result: ExperimentResult, path: str | Path) -> tuple[Path, P
     return path, sig_path
 
 
-def write_experiment_report(result: ExperimentResult, path: str | Path | None = None) -> Path:
+def experiment_explorer(result: ExperimentResult, depth: int = 20):
+    """The run explorer of an experiment's runs: ``(Explorer, MathRenderer)`` (see
+    :func:`mathir.evaluation.explorer_views.build_explorer`; the renderer's ``stats`` count
+    the formulas latex2mathml could not convert).
+
+    >>> import tempfile
+    >>> res = run_experiment("word-problems", out=tempfile.mkdtemp(), quiet=True)
+    >>> ex, _ = experiment_explorer(res)
+    >>> len(ex.topics), ex.runs[:2]
+    (5, ['nearest-template', 'template-retrieval'])
+    """
+    from mathir.evaluation.explorer_views import build_explorer
+
+    task = get_task(result.task)
+    data = result.data
+    topics = task.read_topics(data.topics)
+    qrels = task.read_qrels(data.qrels) if data.qrels else None
+    known = set(topics["qid"])
+    runs = {name: task.read_run(path, topics=known) for name, path in result.runs.items()}
+    return build_explorer(task.name, topics, qrels, runs, result.per_topic,
+                          baseline=result.baseline, primary=task.primary_measure,
+                          collection=data.collection, extras=data.extras, depth=depth)
+
+
+def view_runs(task: Task | str, run_paths: Iterable[str | Path], data: TaskData | None = None,
+              out: str | Path | None = None, baseline: str | None = None,
+              depth: int = 20) -> Path:
+    """Evaluate run files (anyone's) and write the experiment report with its explorer.
+
+    Runs are named by file stem; ``data`` says where the topics, qrels and collection
+    are (default: the task's sample); ``out`` defaults to ``report.html`` beside the
+    first run. The same file ``mathir experiment --format html`` writes.
+
+    >>> import tempfile
+    >>> res = run_experiment("arqmath-task1", out=tempfile.mkdtemp(), quiet=True)
+    >>> view_runs("arqmath-task1", res.runs.values(), out=tempfile.mkdtemp() + "/v.html").name
+    'v.html'
+    """
+    from mathir.evaluation.significance import significance_table
+
+    task = get_task(task) if isinstance(task, str) else task
+    data = data or task.data()
+    paths = [Path(p) for p in run_paths]
+    if not paths:
+        raise InputError(f"no run files to view (RUN ...) for {task.name}")
+    topics = task.read_topics(data.topics)
+    known = set(topics["qid"])
+    runs: dict[str, pd.DataFrame] = {}
+    for p in paths:
+        if p.stem in runs:
+            raise InputError(f"two runs are named {p.stem!r} (file stem); rename one", path=p)
+        runs[p.stem] = task.read_run(p, topics=known)
+    if baseline is not None and baseline not in runs:
+        raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(runs)}")
+    if data.qrels is None:
+        raise InputError("no qrels for these topics, so nothing to compare the runs on")
+    qrels = task.read_qrels(data.qrels)
+    if task.qrels_in_collection:  # as run_experiment judges: only what the collection holds
+        from mathir.indexing.answer_index import AnswerCollection
+
+        answers = {p.post_id for p in AnswerCollection.at(data.collection).iter_posts()
+                   if p.post_type == "answer"}
+        qrels = qrels[qrels["docno"].isin(answers)]
+    result = ExperimentResult(task.name, data, dict(zip(runs, paths, strict=True)),
+                              task.evaluate(runs, qrels, **data.extras), {})
+    result.baseline = baseline or next(iter(runs))
+    if task.per_topic is not None:
+        result.per_topic = task.per_topic(runs, qrels, **data.extras)
+        measures = [m for m in result.table.columns
+                    if all(m in df.columns for df in result.per_topic.values())]
+        result.significance = significance_table(result.per_topic, measures, result.baseline)
+    return write_experiment_report(result, out, depth=depth)
+
+
+def write_experiment_report(result: ExperimentResult, path: str | Path | None = None,
+                            explore: bool = True, depth: int = 20) -> Path:
     """Write the experiment's self-contained HTML report (default: beside its runs).
 
     The comparison table with significance marks, per-topic differences to the baseline
     on the task's primary measure, the task's own plots (ARQMath: scores by topic
     category, difficulty and dependency from the topic metadata; WorldTree: MAP by
-    explanation length) and the run files' locations.
+    explanation length), the run files' locations and, with ``explore``, the run
+    explorer (:mod:`mathir.evaluation.explorer`: every topic, the runs' top ``depth``
+    results side by side, formulas rendered).
     """
     from mathir.evaluation.report import (
         breakdown_chart,
@@ -721,22 +848,36 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
     if result.table.attrs.get("note"):
         notes.append(str(result.table.attrs["note"]))
     title = f"{task.description} — {result.data.label}"
+    explorer = ""
+    if explore:
+        from mathir.evaluation.explorer import explorer_html
+
+        explorer = explorer_html(experiment_explorer(result, depth)[0])
     page = html_report(title, result.table, result.baseline or str(result.table.index[0]),
-                       result.significance, figures, notes)
+                       result.significance, figures, notes, explorer=explorer)
     return write_report(path, page)
 
 
 def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str | Path],
-                  topics_path: str | Path | None = None, **options) -> pd.DataFrame:
+                  topics_path: str | Path | None = None, qrels_duplicates: str = "error",
+                  **options) -> pd.DataFrame:
     """Evaluate run files against a qrels file; rows are named by file stem.
 
     With ``topics_path``, a run line for a topic outside those topics is an error.
+    A document judged twice for a topic is an error, as in trec_eval, unless
+    ``qrels_duplicates="last"`` (the last judgment counts, as in ir_measures).
     ``options`` go to the task's evaluation (e.g. ``formula_index=PATH``).
     """
     task = get_task(task) if isinstance(task, str) else task
     if not run_paths and not options:
         raise InputError(f"no run files to evaluate (RUN ...) for {task.name}")
-    qrels = task.read_qrels(qrels_path)
+    if qrels_duplicates == "error":
+        qrels = task.read_qrels(qrels_path)
+    elif accepts(task.read_qrels.resolve() if isinstance(task.read_qrels, Ref)
+                 else task.read_qrels, "duplicates"):
+        qrels = task.read_qrels(qrels_path, duplicates=qrels_duplicates)
+    else:
+        raise InputError(f"{task.name}: its qrels reader has no choice of duplicates")
     known = set(task.read_topics(topics_path)["qid"]) if topics_path else None
     runs = {}
     for p in run_paths:
@@ -748,7 +889,8 @@ def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str 
 
 
 __all__ = ["ENTRY_POINT_GROUP", "ExperimentResult", "Pipeline", "accepts", "available_pipelines",
-           "build_pipeline", "evaluate_runs", "import_reference", "load_pipelines_file",
+           "build_pipeline", "evaluate_runs", "experiment_explorer", "import_reference", "load_pipelines_file",
            "plugin_pipelines", "plugin_pipelines_by_task", "quiet_libraries", "resolve_pipelines",
-           "run_experiment", "run_pipeline", "significance_note", "write_experiment_report",
+           "run_experiment", "run_pipeline", "significance_note", "view_runs",
+           "write_experiment_report", "write_pipeline_run",
            "write_per_topic"]

@@ -1,4 +1,5 @@
 import json
+import shutil
 import subprocess
 import sys
 
@@ -89,11 +90,37 @@ def test_user_errors_print_one_line_and_exit_2(argv, msg, capsys, tmp_path, monk
 
 def test_bad_run_file_via_console_script(tmp_path, sample):
     bad = tmp_path / "bad.tsv"
-    bad.write_text("A.1 5 1 notanumber r\n")
+    bad.write_text("A.1 5 1 nan r\n")
     proc = subprocess.run([sys.executable, "-m", "mathir.cli", "evaluate", "arqmath-task1", "--qrels",
                            str(sample.task1_qrels), str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"error: {bad}:1: score is not a number: 'notanumber'"
+    assert proc.stderr.strip() == f"error: {bad}:1: score is not finite: 'nan'"
+
+
+def test_a_factory_that_returns_no_transformer_is_one_error_line(tmp_path, capsys):
+    # it was an AttributeError traceback after indexing
+    code = main(["experiment", "arqmath-task1", "--out", str(tmp_path), "--quiet",
+                 "--pipeline", "x=builtins:str"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("error: pipeline 'x': its factory builtins:str returned str, not a "
+                             "PyTerrier transformer")
+
+
+@pytest.mark.parametrize("content", ["", '<?xml version="1.0"?>\n<posts></posts>\n'])
+def test_a_collection_without_answers_is_one_error_line(tmp_path, capsys, sample, content):
+    # PISA's StopIteration escaped as a traceback
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(sample.task1_topics, data / "Topics_Task1_2020_V2.0.xml")
+    shutil.copy(sample.task1_qrels, data / "qrel_task1_2020_official.tsv")
+    (data / "Posts.V1.3.xml").write_text(content)
+    code = main(["experiment", "arqmath-task1", "--data", str(data), "--year", "2020",
+                 "--out", str(tmp_path / "o"), "--quiet", "--pipelines", "bm25"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
+    assert "Posts.V1.3.xml: " in err[0]
+    assert ("no answer posts" if content else "malformed XML") in err[0]
 
 
 def test_evaluate_with_topics_refuses_unknown_topic(tmp_path, sample, capsys):
@@ -247,3 +274,27 @@ def test_quiet_silences_library_bars_and_warnings_not_ours(tmp_path, quiet):
     assert [n for n in noise if n in proc.stderr] == ([] if quiet else noise)
     # mathir's own warnings stay
     assert "warning: cross_encoder: used by none of the pipelines run (noisy)" in proc.stderr
+
+
+@pytest.mark.parametrize("command", [["experiment", "arqmath-task1", "--year", "2021"],
+                                     ["run", "arqmath-task1", "--pipeline", "bm25", "--year",
+                                      "2020", "--out", "r.tsv"],
+                                     ["experiment", "arqmath-task2", "--year", "2022"]])
+def test_a_year_without_data_is_an_error_not_the_sample(command, capsys, tmp_path, monkeypatch):
+    # it evaluated the 10-topic sample and exited 0
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MATHIR_DATA", raising=False)
+    assert main([*command, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs the ARQMath files: give --data DIR" in err[0]
+    assert "MATHIR_DATA" in err[0]
+
+
+def test_the_cli_reads_mathir_data_as_the_library_does(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MATHIR_DATA", str(tmp_path / "nowhere"))
+    assert main(["experiment", "arqmath-task1", "--year", "2021", "--quiet"]) == 2
+    assert f"{tmp_path / 'nowhere'}: data directory not found" in capsys.readouterr().err
+    # without a year, the sample (mathir demo and the quick start do not depend on it)
+    assert main(["experiment", "arqmath-task1", "--quiet", "--pipelines", "bm25",
+                 "--out", str(tmp_path / "o")]) == 0

@@ -149,3 +149,44 @@ def test_declared_run_formats_are_the_ones_write_run_takes(tmp_path):
                                   "answer": ["a"], "sources": ["7"], "solution": ["[1.0]"],
                                   "template": ["[]"], "alignment": ["{}"], "equations": ["[]"]})
             assert task.write_run(frame, tmp_path / f"{task.name}-{fmt}.tsv", format=fmt).exists()
+
+
+def _bm25_run(out):
+    return out / "arqmath-task1" / "sample" / "bm25.tsv"
+
+
+def test_a_changed_run_file_is_recomputed_not_reused(tmp_path):
+    # the manifest did not fingerprint the run file: a run cut to 100 lines was reused
+    # ("reused: manifest matches", nDCG' 0.0923 instead of 0.9336)
+    first = run_experiment("arqmath-task1", out=tmp_path, quiet=True, pipelines=["bm25"])
+    run = _bm25_run(tmp_path)
+    manifest = json.loads(run.with_name("bm25.manifest.json").read_text())
+    assert manifest["run_file"]["bytes"] == run.stat().st_size
+    lines = run.read_text().splitlines(keepends=True)
+    run.write_text("".join(lines[:100]))
+    again = run_experiment("arqmath-task1", out=tmp_path, quiet=True, pipelines=["bm25"])
+    assert again.reused == [] and "not the one its manifest recorded" in again.recomputed["bm25"]
+    assert again.table.equals(first.table)
+
+
+def test_a_run_cut_mid_line_is_recomputed_every_time_not_an_error(tmp_path):
+    first = run_experiment("arqmath-task1", out=tmp_path, quiet=True, pipelines=["bm25"])
+    run = _bm25_run(tmp_path)
+    run.write_bytes(run.read_bytes()[:777])  # a half-written file
+    for _ in range(2):
+        again = run_experiment("arqmath-task1", out=tmp_path, quiet=True, pipelines=["bm25"])
+        assert again.table.equals(first.table)
+    assert again.reused == ["bm25"]  # the second time, the recomputed file is reused
+
+
+def test_mathir_run_over_an_experiment_run_is_not_taken_for_it(tmp_path, capsys):
+    # `mathir run --pipeline tfidf --out .../bm25.tsv` left bm25's manifest beside
+    # tfidf's run: the experiment then printed tfidf's scores as bm25's
+    first = run_experiment("arqmath-task1", out=tmp_path, quiet=True)
+    run = _bm25_run(tmp_path)
+    main(["run", "arqmath-task1", "--pipeline", "tfidf", "--out", str(run), "--quiet"])
+    manifest = json.loads(run.with_name("bm25.manifest.json").read_text())
+    assert manifest["pipeline"]["name"] == "tfidf"  # mathir run wrote its own manifest
+    again = run_experiment("arqmath-task1", out=tmp_path, quiet=True)
+    assert again.reused == ["tfidf"] and "bm25" in again.recomputed
+    assert again.table.equals(first.table)

@@ -1,4 +1,4 @@
-"""The package's layout rules (DESIGN.md): no import cycles, no imports of another
+"""The package's layout rules (docs/architecture.md): no import cycles, no imports of another
 module's private names, and a cheap ``import mathir``."""
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def test_the_cycle_check_can_fail():
 
 
 def test_data_flows_one_way_between_stages():
-    # DESIGN.md: files -> indexing/topics/qrels -> pipelines -> runs -> evaluation; only
+    # docs/architecture.md: files -> indexing/topics/qrels -> pipelines -> runs -> evaluation; only
     # tasks, experiment and cli wire them together. answers (answer checking, templates
     # and the template solver) is math that pipelines and evaluation both use.
     order = {"indexing": 0, "topics": 0, "qrels": 0, "answers": 1, "pipelines": 1, "runs": 2,
