@@ -419,6 +419,9 @@ class OnnxModel:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = threads or _torch_threads()
         opts.inter_op_num_threads = 1
+        # ONNX Runtime's threads spin while waiting for work by default: on a machine
+        # whose cores other jobs share, that burns the CPU time the model needs
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(exported.onnx_file), opts,
                                             providers=["CPUExecutionProvider"])
         self.max_length = int(max_length or s.get("max_length") or s["model_max_length"])

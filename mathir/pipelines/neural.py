@@ -371,22 +371,23 @@ class DenseRetriever(pt.Transformer):
         self.encoder = encoder
         self.num_results = num_results
         self.passage_depth = passage_depth
-        self.search = check_search(search)
+        # not ``search``: that is pt.Transformer's search(query) method
+        self.dense_search = check_search(search)
 
     def __repr__(self) -> str:
-        extra = "" if self.search == "exhaustive" else f", search={self.search!r}"
+        extra = "" if self.dense_search == "exhaustive" else f", search={self.dense_search!r}"
         return f"DenseRetriever({self.index.path!s}, num_results={self.num_results}{extra})"
 
     def _retriever(self, depth: int) -> pt.Transformer:
-        if self.search == "exhaustive":
+        if self.dense_search == "exhaustive":
             return self.index.flex().np_retriever(num_results=depth, drop_query_vec=True)
         from mathir.indexing.ann_index import AnnIndex
 
-        return AnnIndex.build(self.index.path / "flex", self.search).retriever(depth)
+        return AnnIndex.build(self.index.path / "flex", self.dense_search).retriever(depth)
 
     def _pipe(self) -> pt.Transformer:
         depth = self.passage_depth or 3 * self.num_results
-        return derived(self, "_pipeline", (self.index, self.encoder, depth, self.search),
+        return derived(self, "_pipeline", (self.index, self.encoder, depth, self.dense_search),
                        lambda: (OriginalQuery() >> self.encoder.st.query_encoder()
                                 >> self._retriever(depth) >> pt.text.max_passage()))
 
