@@ -40,7 +40,7 @@ from mathir.storage import build_or_reuse, read_manifest
 ANN_FORMAT = 1
 #: kind -> default build parameters and default search parameters
 DEFAULTS = {"hnsw": ({"M": 32, "ef_construction": 80}, {"ef_search": 1024}),
-            "ivf": ({"nlist": 0}, {"nprobe": 64})}
+            "ivf": ({"nlist": 0}, {"nprobe": 256})}
 SEARCHES = ("exhaustive", *DEFAULTS)
 
 
