@@ -365,6 +365,24 @@ def remove_stale_temporaries(path: str | Path) -> int:
     return n
 
 
+def _walk_once(root: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(root)`` following links, entering each folder once (a link loop is
+    walked one time round) and skipping folders that cannot be read; pruning or sorting
+    the yielded ``dirs`` steers the walk, as with ``os.walk``."""
+    seen: set[tuple[int, int]] = set()
+    for d, dirs, files in os.walk(root, followlinks=True):
+        try:
+            st = os.stat(d)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        yield d, dirs, files
+
+
 def walk_glob(root: str | Path, pattern: str) -> list[Path]:
     """Like ``sorted(Path(root).rglob(pattern))``, but following symbolic links to folders.
 
@@ -378,18 +396,8 @@ def walk_glob(root: str | Path, pattern: str) -> list[Path]:
     ['Posts.V1.3.xml']
     """
     root = Path(root)
-    seen: set[tuple[int, int]] = set()
     hits: list[Path] = []
-    for d, dirs, files in os.walk(root, followlinks=True):
-        try:
-            st = os.stat(d)
-        except OSError:
-            dirs[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
+    for d, dirs, files in _walk_once(root):
         dirs.sort()
         for n in (*dirs, *files):
             if fnmatch.fnmatchcase(n, pattern):
@@ -498,12 +506,6 @@ def sha256_file(path: str | Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _hash_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes, streamed (bounded memory)."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 def _stat_key(st: os.stat_result) -> str:
     return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
 
@@ -511,19 +513,9 @@ def _stat_key(st: os.stat_result) -> str:
 def _walk_files(root: Path) -> list[tuple[str, str]]:
     """``(relative name, path)`` of every regular file under ``root``, links to files and
     folders followed (a loop entered once, as :func:`walk_glob`), sorted by name."""
-    seen: set[tuple[int, int]] = set()
     out = []
     base = len(str(root)) + 1
-    for d, dirs, files in os.walk(root, followlinks=True):
-        try:
-            st = os.stat(d)
-        except OSError:
-            dirs[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
+    for d, _dirs, files in _walk_once(root):
         for n in files:
             full = os.path.join(d, n)
             out.append((full[base:], full))
@@ -543,7 +535,7 @@ def file_fingerprint(path: str | Path) -> dict:
     again: reopening costs a ``stat`` per file.
 
     >>> fp = file_fingerprint(__file__)
-    >>> sorted(fp), fp["sha256"] == _hash_file(__file__)
+    >>> sorted(fp), fp["sha256"] == sha256_file(__file__)
     (['path', 'sha256', 'size'], True)
     """
     p = Path(path).resolve()
@@ -566,7 +558,7 @@ def file_fingerprint(path: str | Path) -> dict:
         digest = cached.get(key)
         if digest is None:
             started = time.time_ns()
-            digest = _hash_file(full)
+            digest = sha256_file(full)
             try:
                 after = os.stat(full)
             except OSError:

@@ -388,8 +388,8 @@ def test_an_unchanged_reopen_reads_no_file(tmp_path, digest_cache, monkeypatch):
     threads = _thread_folder(tmp_path / "threads")
     time.sleep(0.1)
     reads = []
-    real = storage._hash_file
-    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p) or real(p))
+    real = storage.sha256_file
+    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
     first = [storage.file_fingerprint(posts), storage.file_fingerprint(threads)]
     assert len(reads) == 4
     assert first[0]["sha256"] == real(posts) and first[1]["files"] == 3
@@ -408,8 +408,8 @@ def test_a_file_changed_just_now_is_hashed_again(tmp_path, monkeypatch):
     f = tmp_path / "fresh.txt"
     f.write_text("fresh")
     reads = []
-    real = storage._hash_file
-    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p) or real(p))
+    real = storage.sha256_file
+    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
     storage.file_fingerprint(f)
     storage.file_fingerprint(f)
     assert len(reads) == 2
@@ -437,7 +437,7 @@ def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, 
     assert storage.file_fingerprint(threads) == good
     assert cache.read_text() == text  # rewritten whole
     reads = []
-    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p))
+    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
     assert storage.file_fingerprint(threads) == good and reads == []
 
 
@@ -478,7 +478,7 @@ def test_an_unwritable_cache_still_gives_content_fingerprints(tmp_path, monkeypa
     monkeypatch.setenv("MATHIR_CACHE_DIR", str(blocker / "cache"))
     f = tmp_path / "x.txt"
     f.write_text("x")
-    assert storage.file_fingerprint(f)["sha256"] == storage._hash_file(f)
+    assert storage.file_fingerprint(f)["sha256"] == storage.sha256_file(f)
 
 
 def test_odd_path_names_are_fingerprinted_and_cached(tmp_path, digest_cache, monkeypatch):
@@ -492,5 +492,5 @@ def test_odd_path_names_are_fingerprinted_and_cached(tmp_path, digest_cache, mon
     time.sleep(0.1)
     first = storage.file_fingerprint(folder)
     reads = []
-    monkeypatch.setattr(storage, "_hash_file", lambda p: reads.append(p))
+    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
     assert storage.file_fingerprint(folder) == first and first["files"] == 2 and reads == []
