@@ -20,7 +20,7 @@ from mathir.indexing.pisa_impacts import (
 )
 from mathir.indexing.pisa_postings import write_pisa_index
 from mathir.pipelines.formula import FormulaRetriever, formula_tuples, formula_words
-from mathir.runs.arqmath import write_run
+from mathir.runs.formats import write_run
 
 
 @pytest.fixture(scope="module")
