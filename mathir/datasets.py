@@ -28,10 +28,9 @@ The task registry's own names are accepted too (``arqmath-task1/2022``,
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pyterrier as pt
 
 from mathir.errors import InputError
+from mathir.tasks import Need
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,128 +48,50 @@ if TYPE_CHECKING:
     from mathir.tasks import Task, TaskData
 
 DATA_ENV = "MATHIR_DATA"
-# (what, where it is published) of each family, for info_url() and the error messages
-ARQMATH = ("the ARQMath collection, topics and qrels", "https://www.cs.rit.edu/~dprl/ARQMath/")
-WORLDTREE = ("the WorldTree tablestore and questions (TextGraphs-2019 shared task data)",
-             "http://cognitiveai.org/explanationbank/")
-DERIVATIONS = ("the DRAW-1K, Alg-514 and Dolphin-L derivation release (draw.json, kushman.json, "
-               "dolphin_t2_final.json and the split files)", "https://aka.ms/derivationpaper")
-
-
-@dataclass(frozen=True)
-class _Need:
-    """A file (or folder) a dataset needs: any of ``patterns`` under the data folder.
-
-    Declared only to name what is missing in the error message; the files themselves
-    are found by the task registry.
-    """
-
-    patterns: tuple[str, ...]
-    what: str
-    collection: bool = False  # provided by ``collection=`` when given
-
-    def describe(self) -> str:
-        return " or ".join(self.patterns) + f" ({self.what})"
-
-    def found(self, root: Path) -> bool:
-        from mathir.storage import walk_glob
-
-        return any(walk_glob(root, p) for p in self.patterns)
 
 
 @dataclass(frozen=True)
 class _Spec:
-    """One dataset name: which task, which year / split, where its files come from."""
+    """One dataset name: which task, which year / split, where its files come from (all
+    of it read from the task's declaration, :class:`mathir.tasks.Task`)."""
 
-    kind: str  # the Dataset class, by key of _CLASSES
     task: str  # mathir task registry name
     split: str | None  # passed to Task.data as ``year``
     sample: bool
     source: str  # what the files are, as published
     info: str  # where they are published; info_url()
-    needs: tuple[_Need, ...] = ()
+    needs: tuple[Need, ...] = ()
     family: str = ""  # "arqmath/task1", ...: names the family's sample in messages
 
 
-def _task1_needs(year: str) -> tuple[_Need, ...]:
-    return (_Need((f"Topics_Task1_{year}*.xml",), "Task 1 topics"),
-            _Need((f"qrel_task1_{year}_official.tsv",), "Task 1 qrels"),
-            _Need(("Posts.V1.3.xml", "threads_all", "thread_html*"),
-                  "the collection: Math StackExchange posts or a folder of thread HTML files "
-                  "(threads_all preferred; --collection / collection= chooses)",
-                  collection=True))
-
-
 def _specs_list() -> Iterator[tuple[str, _Spec]]:
-    (arq, arq_url), (wt, wt_url), (wp, wp_url) = ARQMATH, WORLDTREE, DERIVATIONS
-    for year in ("2020", "2021", "2022"):
-        yield f"arqmath/task1/{year}", _Spec("answers", "arqmath-task1", year, False, arq,
-                                             arq_url, _task1_needs(year), "arqmath/task1")
-    for year in ("2020", "2021", "2022"):
-        yield f"arqmath/task2/{year}", _Spec(
-            "formulas", "arqmath-task2", year, False, arq, arq_url,
-            (_Need((f"Topics_Task2_{year}*.xml",), "Task 2 topics"),
-             _Need((f"qrel_task2_{year}_visual_id*official.tsv",), "Task 2 visual-id qrels"),
-             _Need(("latex_representation_v3*.tsv", "formula_index_from_thread_html.tsv"),
-                   "the formula index TSV", collection=True)), "arqmath/task2")
-    yield "arqmath/task3/2022", _Spec(
-        "task3", "arqmath-task3", "2022", False, arq, arq_url,
-        (*_task1_needs("2022"), _Need(("qrel_task3_2022*.tsv",), "Task 3 qrels")),
-        "arqmath/task3")
-    for family, kind, task in (("arqmath/task1", "answers", "arqmath-task1"),
-                               ("arqmath/task2", "formulas", "arqmath-task2"),
-                               ("arqmath/task3", "task3", "arqmath-task3")):
-        yield f"{family}/sample", _Spec(kind, task, None, True, arq, arq_url, family=family)
-    for split in ("train", "dev", "test"):
-        name = split.capitalize()
-        yield f"worldtree/{split}", _Spec(
-            "worldtree", "worldtree", name, False, wt, wt_url,
-            (_Need(("tables",), "the tablestore: a tables/ folder of TSVs", collection=True),
-             _Need((f"ARC-Elementary*EXPL-{name}*.tsv",), f"the {name} questions")),
-            "worldtree")
-    yield "worldtree/sample", _Spec("worldtree", "worldtree", "Dev", True, wt, wt_url,
-                                    family="worldtree")
-    for split in ("train", "dev", "test"):
-        yield f"worldtree/sample/{split}", _Spec("worldtree", "worldtree", split.capitalize(),
-                                                 True, wt, wt_url, family="worldtree")
-    problems = _Need(("draw.json",), "the DRAW-1K problems", collection=True)
-    for split in ("test", "dev"):
-        yield f"word-problems/draw1k/{split}", _Spec(
-            "problems", "word-problems", split, False, wp, wp_url,
-            (_Need((f"draw-{split}.txt",), f"the DRAW-1K {split} split"),
-             _Need(("draw-train.txt",), "the DRAW-1K train split"), problems), "word-problems")
-    # (name, the fold file's prefix, the problems file, what it is)
-    for name, fold_file, problems_json, title in (
-            ("alg514", "kushman-fold-", "kushman.json", "Alg-514"),
-            ("dolphin", "dolphin-t2-fold-new-", "dolphin_t2_final.json", "Dolphin-L")):
-        for k in range(5):
-            yield f"word-problems/{name}/fold-{k}", _Spec(
-                "problems", "word-problems", f"{name}-fold-{k}", False, wp, wp_url,
-                (_Need((f"{fold_file}{k}.txt",), f"{title} fold {k}"),
-                 _Need((problems_json,), f"the {title} problems", collection=True)),
-                "word-problems")
-    yield "word-problems/sample", _Spec("problems", "word-problems", "test", True, wp, wp_url,
-                                        family="word-problems")
+    """Every dataset of every registered task (mathir's and the entry points'), from
+    the tasks' declared splits: a new task needs no edit here."""
+    from mathir.tasks import TASKS
+
+    for task in TASKS.values():
+        family = task.dataset or task.name
+        source, info = ((task.published.what, task.published.url) if task.published
+                        else (f"the files of {task.name}", ""))
+        for split in task.splits:
+            yield f"{family}/{split.name}", _Spec(task.name, split.label, split.sample, source,
+                                                   info, split.needs, family)
 
 
-@functools.cache
 def _specs() -> dict[str, _Spec]:
+    # Not cached: a task registered later (an entry point, a test) has its datasets too.
     return dict(_specs_list())
 
 
-@functools.cache
 def _aliases() -> dict[str, str]:
     """The task registry's spellings (``arqmath-task1/2022``, ``word-problems/test``)."""
     out: dict[str, str] = {}
     for name, spec in _specs().items():
-        if spec.task.startswith("arqmath-"):  # arqmath/task1/2022 -> arqmath-task1/2022
-            out[spec.task + name.removeprefix(spec.family)] = name
-        elif spec.task == "worldtree" and name != "worldtree/sample":  # worldtree/Dev
-            head, _, split = name.rpartition("/")
-            out[f"{head}/{split.capitalize()}"] = name
-        elif spec.task == "word-problems" and not spec.sample:  # word-problems/test
-            out[f"word-problems/{spec.split}"] = name
-    return {a: n for a, n in out.items() if a != n}
+        suffix = name.removeprefix(spec.family)  # "/2022", "/sample", "/draw1k/test"
+        out.setdefault(spec.task + suffix, name)  # arqmath-task1/2022
+        if not spec.sample and spec.split:  # worldtree/Dev, word-problems/alg514-fold-0
+            out.setdefault(f"{spec.task}/{spec.split}", name)
+    return {a: n for a, n in out.items() if a != n and a not in _specs()}
 
 
 def dataset_names() -> list[str]:
@@ -188,13 +110,14 @@ def canonical_name(name: str) -> str:
     ('arqmath/task1/2022', 'word-problems/alg514/fold-0')
     """
     name = name.removeprefix("mathir:")
-    if name in _specs():
+    specs, aliases = _specs(), _aliases()
+    if name in specs:
         return name
-    if name in _aliases():
-        return _aliases()[name]
-    close = difflib.get_close_matches(name, [*_specs(), *_aliases()], n=3, cutoff=0.6)
+    if name in aliases:
+        return aliases[name]
+    close = difflib.get_close_matches(name, [*specs, *aliases], n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise KeyError(f"unknown mathir dataset {name!r}; {hint}known: {', '.join(_specs())}")
+    raise KeyError(f"unknown mathir dataset {name!r}; {hint}known: {', '.join(specs)}")
 
 
 def default_index_root() -> Path:
@@ -274,11 +197,11 @@ class MathirDataset(pt.datasets.Dataset):
             raise self._missing(f"located but absent: {', '.join(map(str, absent))}")
         return data
 
-    def _needs(self) -> list[_Need]:
+    def _needs(self) -> list[Need]:
         return [n for n in self._spec.needs if not (n.collection and self._collection)]
 
     @staticmethod
-    def _describe(needs: Iterable[_Need]) -> str:
+    def _describe(needs: Iterable[Need]) -> str:
         return "; ".join(n.describe() for n in needs)
 
     def _other_names(self) -> str:
@@ -286,11 +209,11 @@ class MathirDataset(pt.datasets.Dataset):
         return ", ".join(n for n, s in _specs().items() if s.family == family and not s.sample)
 
     def _where(self) -> str:
-        sample = next(n for n, s in _specs().items()
-                      if s.family == self._spec.family and s.sample)
-        return (f"These files cannot be downloaded automatically: {self._spec.source} are "
-                f"published at {self._spec.info}. The embedded sample needs no files: "
-                f"mathir:{sample}.")
+        sample = next((n for n, s in _specs().items()
+                       if s.family == self._spec.family and s.sample), None)
+        where = f" are published at {self._spec.info}" if self._spec.info else ""
+        return (f"These files cannot be downloaded automatically: {self._spec.source}{where}."
+                + (f" The embedded sample needs no files: mathir:{sample}." if sample else ""))
 
     def _missing(self, detail: str) -> InputError:
         assert self._root is not None
@@ -342,6 +265,39 @@ class MathirDataset(pt.datasets.Dataset):
             raise ValueError(f"mathir:{self.name} has no index variants (got {variant!r})")
         return self.task().index(self.files(), index_dir, quiet=quiet,
                                  cache_root=default_index_root())
+
+    def get_measures(self) -> list:
+        """The task's measures as ir_measures objects, for ``pt.Experiment`` with this
+        dataset's topics and qrels (ValueError when the task computes some itself: use
+        :meth:`evaluate`).
+
+        >>> dataset("arqmath/task1/sample").get_measures()[0]
+        nDCG(judged_only=True)
+        """
+        task = self.task()
+        own = [m.name for m in task.measures if m.ir_measure is None]
+        if own or task.prepare is not None:
+            raise ValueError(f"mathir:{self.name}: {task.name}'s measures are computed by "
+                             f"its own evaluation{' (' + ', '.join(own) + ')' if own else ''}"
+                             f": use ds.evaluate(results)")
+        return list(task.ir_measures().values())
+
+    def evaluate(self, results: pd.DataFrame | Mapping[str, pd.DataFrame], **options: Any
+                 ) -> pd.DataFrame:
+        """The task's table of ``results`` (one result frame, or frames by run name)
+        against this dataset's qrels (:meth:`get_qrels`) and extra files: the figures of
+        ``mathir experiment`` on the same data. ``options`` go to the task's evaluation.
+
+        >>> import mathir
+        >>> ds = dataset("arqmath/task1/sample")
+        >>> res = mathir.bm25(ds.get_index()).transform(ds.get_topics())
+        >>> list(ds.evaluate({"bm25": res}).columns)
+        ["nDCG'", "MAP'", "P'@10", 'bpref']
+        """
+        import pandas as pd
+
+        runs = {"run": results} if isinstance(results, pd.DataFrame) else dict(results)
+        return self.task().table(runs, self.get_qrels(), **{**self.get_extras(), **options})
 
     def get_extras(self) -> dict[str, Path]:
         """The task's extra files by option name (e.g. ``formula_index``, ``assignments``,
@@ -528,19 +484,16 @@ class WordProblemDataset(MathirDataset):
         return self._progress(docs(), verbose)
 
 
-_CLASSES: dict[str, type[MathirDataset]] = {
-    "answers": AnswerDataset, "task3": Task3Dataset, "formulas": FormulaDataset,
-    "worldtree": WorldtreeDataset, "problems": WordProblemDataset,
-}
-
-
 class MathirDatasets(pt.datasets.DatasetProvider):
     """The ``mathir`` dataset provider (entry point group ``pyterrier.dataset_provider``)."""
 
     def get_dataset(self, name: str) -> MathirDataset:
+        from mathir.tasks import get_task
+
         canonical = canonical_name(name)
         spec = _specs()[canonical]
-        return _CLASSES[spec.kind](canonical, spec)
+        cls = get_task(spec.task).dataset_class
+        return (cls.resolve() if hasattr(cls, "resolve") else cls)(canonical, spec)
 
     def list_dataset_names(self) -> Iterable[str]:
         return dataset_names()

@@ -668,14 +668,14 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
         if qrels.empty:
             raise InputError("no judged document of these qrels is in the collection",
                              path=data.qrels)
-    result.table = task.evaluate(loaded, qrels, **data.extras)
+    result.table, scores = task.evaluation(loaded, qrels, **data.extras)
     if task.report is not None:
         with exclusive_lock(folder):  # keep the figures this experiment drew (see above)
             result.files = task.report(loaded, qrels, folder, **data.extras)
             result.figures = {what: Path(f).read_bytes() for what, f in result.files.items()
                               if Path(f).suffix == ".png"}
-    if task.per_topic is not None:
-        result.per_topic = task.per_topic(loaded, qrels, **data.extras)
+    if scores is not None:
+        result.per_topic = scores
         result.baseline = baseline or next(iter(chosen))
         measures = [m for m in result.table.columns
                     if all(m in df.columns for df in result.per_topic.values())]
@@ -791,11 +791,11 @@ def view_runs(task: Task | str, run_paths: Iterable[str | Path], data: TaskData 
         answers = {p.post_id for p in AnswerCollection.at(data.collection).iter_posts()
                    if p.post_type == "answer"}
         qrels = qrels[qrels["docno"].isin(answers)]
-    result = ExperimentResult(task.name, data, dict(zip(runs, paths, strict=True)),
-                              task.evaluate(runs, qrels, **data.extras), {})
+    table, scores = task.evaluation(runs, qrels, **data.extras)
+    result = ExperimentResult(task.name, data, dict(zip(runs, paths, strict=True)), table, {})
     result.baseline = baseline or next(iter(runs))
-    if task.per_topic is not None:
-        result.per_topic = task.per_topic(runs, qrels, **data.extras)
+    if scores is not None:
+        result.per_topic = scores
         measures = [m for m in result.table.columns
                     if all(m in df.columns for df in result.per_topic.values())]
         result.significance = significance_table(result.per_topic, measures, result.baseline)
@@ -885,7 +885,7 @@ def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str 
         if name in runs:
             raise InputError(f"two runs are named {name!r} (file stem); rename one", path=p)
         runs[name] = task.read_run(p, topics=known)
-    return task.evaluate(runs, qrels, **options)
+    return task.table(runs, qrels, **options)
 
 
 __all__ = ["ENTRY_POINT_GROUP", "ExperimentResult", "Pipeline", "accepts", "available_pipelines",

@@ -17,17 +17,15 @@ from collections.abc import Mapping
 
 import ir_measures
 import pandas as pd
-from ir_measures import AP, Bpref, P, nDCG
 
 from mathir.errors import InputError
 from mathir.qrels.arqmath import judged_only
+from mathir.tasks.arqmath import PRIME_MEASURES
 
-ARQMATH_MEASURES: dict[str, ir_measures.Measure] = {
-    "nDCG'": nDCG(judged_only=True),
-    "MAP'": AP(rel=2, judged_only=True),
-    "P'@10": P(rel=2, judged_only=True) @ 10,
-    "bpref": Bpref(rel=2),
-}
+#: The ARQMath Task 1/2 measures by column name, as the tasks declare them
+#: (:data:`mathir.tasks.arqmath.PRIME_MEASURES`): ``nDCG(judged_only=True)``,
+#: ``AP(rel=2, judged_only=True)``, ``P(rel=2, judged_only=True)@10``, ``Bpref(rel=2)``.
+ARQMATH_MEASURES: dict[str, ir_measures.Measure] = {m.name: m.resolve() for m in PRIME_MEASURES}
 
 
 def _qrels_for_ir_measures(qrels: pd.DataFrame) -> pd.DataFrame:

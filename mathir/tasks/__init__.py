@@ -1,12 +1,18 @@
-"""The task registry: a task is a small declaration, one module per task family.
+"""The task registry: a task is one declaration, one module per task family.
 
-A :class:`Task` names where its topics, qrels and collection are found, how runs are
-read and written, which measures evaluate it, and its pipelines. Each family's module
-(:mod:`mathir.tasks.arqmath`, :mod:`~mathir.tasks.worldtree`,
-:mod:`~mathir.tasks.word_problems`) declares its tasks and registers them, as
-ir_datasets' collection modules do. Stages are named by ``"module:function"``
-references (:class:`Ref`) that import on first use, so reading the registry (``mathir
-tasks``, ``mathir --help``) imports neither PyTerrier nor any pipeline.
+A :class:`Task` declares, once, everything mathir knows of a task: per year or split the
+files it needs and where they are published (:class:`Split`, :class:`Need`,
+:class:`Published`: the missing-file messages, the ``mathir:`` PyTerrier datasets and
+``mathir tasks`` come from them), its measures (:class:`Measure`: the table's columns,
+``mathir tasks`` and the docs), its run formats (the first, the task's own, is the
+default), its evaluation options (:class:`Option`: the flags of ``mathir evaluate``),
+its pipelines and, optionally, a sample. Each family's module (:mod:`mathir.tasks.arqmath`,
+:mod:`~mathir.tasks.worldtree`, :mod:`~mathir.tasks.word_problems`) declares its tasks and
+registers them, as ir_datasets' collection modules do; a package outside mathir adds
+one through the ``mathir.tasks`` entry point (:data:`ENTRY_POINT_GROUP`). Stages are
+named by ``"module:function"`` references (:class:`Ref`) that import on first use, so
+reading the registry (``mathir tasks``, ``mathir --help``) imports neither PyTerrier nor
+any pipeline.
 
 >>> {'arqmath-task1', 'arqmath-task3'} <= set(TASKS)
 True
@@ -98,17 +104,143 @@ class TaskData:
 
 
 @dataclass(frozen=True)
-class Task:
-    """Declaration of a task; see :data:`TASKS`.
+class Measure:
+    """A measure of a task: its column name, what it measures, and how it is computed.
 
-    Every stage (``read_topics``, ``evaluate``, each pipeline, ...) is a callable or a
-    ``"module:function"`` string, imported when first used.
+    ``ir_measure`` is the measure in ir_measures' syntax (``"nDCG@10"``) or an ir_measures
+    object (e.g. one made with ``ir_measures.define_byquery``) when it is one: it then
+    computes the column, and ``pt.Experiment`` can take it; None when the task's own
+    evaluator computes it.
+
+    >>> m = Measure("P'@5", "precision at 5 over judged answers", "P(rel=2,judged_only=True)@5")
+    >>> m.resolve()
+    P(rel=2,judged_only=True)@5
     """
 
     name: str
     description: str
-    #: measure name -> what it measures (the names of the task's evaluation table)
-    measures: Mapping[str, str]
+    ir_measure: Any = None
+
+    def resolve(self):
+        """The ir_measures object (imports ir_measures); ValueError when there is none."""
+        if self.ir_measure is None:
+            raise ValueError(f"{self.name} is computed by its task, not by ir_measures")
+        if not isinstance(self.ir_measure, str):
+            return self.ir_measure
+        import ir_measures
+
+        return ir_measures.parse_measure(self.ir_measure)
+
+
+@dataclass(frozen=True)
+class Need:
+    """A file or folder an evaluation needs: any of ``patterns`` under the data folder.
+
+    Named in the message when it is missing; ``collection``: ``--collection`` (or
+    ``collection=``) gives it instead.
+
+    >>> Need(("Posts.V1.3.xml", "threads_all"), "the answers").describe()
+    'Posts.V1.3.xml or threads_all (the answers)'
+    """
+
+    patterns: tuple[str, ...]
+    what: str
+    collection: bool = False
+
+    def describe(self) -> str:
+        return " or ".join(self.patterns) + f" ({self.what})"
+
+    def found(self, root: Path) -> bool:
+        """Whether a file or folder under ``root`` matches."""
+        return any(walk_glob(root, p) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a task's files are and where they are published (they are never downloaded:
+    the collections are behind pages or licences)."""
+
+    what: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Split:
+    """One evaluation of a task as a dataset, ``mathir:<dataset>/<name>``.
+
+    ``label`` is what :meth:`Task.data` takes as the year or split (None: the task's
+    default), ``needs`` the files it needs, ``sample``: the embedded sample (no files).
+    """
+
+    name: str
+    label: str | None
+    needs: tuple[Need, ...] = ()
+    sample: bool = False
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of a task's evaluation: a keyword of its evaluator and a flag of
+    ``mathir evaluate`` (``formula_index`` -> ``--formula-index``).
+
+    >>> Option("formula_index", "formula index TSV").flag
+    '--formula-index'
+    """
+
+    name: str
+    help: str
+    choices: tuple[str, ...] = ()
+    type: Callable[[str], Any] = str
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def _mean_of_topics(tables: Mapping, measures: tuple[str, ...]):
+    """Each run's mean over the topics its per-topic table holds (the averaging convention
+    is which topics the evaluator returns: e.g. every qrels topic, unanswered ones 0)."""
+    import pandas as pd
+
+    rows = {name: {m: float(t[m].mean()) for m in measures} for name, t in tables.items()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(measures))
+
+
+def _ir_measures_per_topic(runs: Mapping, qrels, measures: Mapping) -> dict:
+    """Per-topic ir_measures scores over every qrels topic (an unanswered topic scores 0,
+    as trec_eval -c and ARQMath average; labels 5/6 are not judgments)."""
+    from mathir.evaluation.prime import per_query
+
+    return {name: per_query(run, qrels, measures) for name, run in runs.items()}
+
+
+def _measures(value) -> tuple[Measure, ...]:
+    if isinstance(value, Mapping):  # {name: description}
+        return tuple(Measure(n, d) for n, d in value.items())
+    out = tuple(value)
+    if not all(isinstance(m, Measure) for m in out):
+        raise TypeError("a task's measures are Measure objects (or a {name: description} map)")
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """Declaration of a task; see :data:`TASKS` and ``docs/extending.md``.
+
+    Every stage (``read_topics``, ``evaluate``, each pipeline, ...) is a callable or a
+    ``"module:function"`` string, imported when first used. The evaluation is declared
+    by the measures: when all of them are ir_measures ones, per-topic scores come from
+    them (after ``prepare``, if given) over every qrels topic; otherwise ``per_topic``
+    or ``evaluate`` computes them. The table (:meth:`table`) is ``evaluate``'s when
+    declared, else each run's mean of its per-topic scores (:meth:`scores`).
+    """
+
+    name: str
+    description: str
+    #: the measures, in the order of the task's table (a {name: description} map is
+    #: taken too); a measure is one declaration: its column, ``mathir tasks`` and docs
+    measures: tuple[Measure, ...]
     primary_measure: str
     #: pipeline name -> factory ``(index, **kwargs) -> pt.Transformer``
     pipelines: Mapping[str, Stage]
@@ -122,9 +254,9 @@ class Task:
     #: (TaskData, index directory, quiet) -> index
     build_index: Stage
     #: (runs by name, qrels, **options such as formula_index=PATH) -> run x measure table
-    evaluate: Stage
+    evaluate: Stage | None = None
     years: tuple[str, ...] = field(default_factory=tuple)
-    #: run file formats ``write_run`` takes (the first is the default, the submission one)
+    #: run file formats ``write_run`` takes; the first, the task's own, is the default
     run_formats: tuple[str, ...] = ("arqmath",)
     # Judge only what the collection holds, so a perfect ranking of a sub-collection
     # (e.g. the judged pool of thread HTML files) scores 1.0.
@@ -137,6 +269,23 @@ class Task:
     per_topic: Stage | None = None
     # index directory -> index object, so that worker processes can reopen the index.
     open_index: Stage | None = None
+    #: what the files are and where they are published (messages, datasets, docs)
+    published: Published | None = None
+    #: the evaluations as ``mathir:`` datasets; by default one per year / split (and the
+    #: sample when there is one), named by the year or split
+    splits: tuple[Split, ...] | None = None
+    #: the datasets' name prefix (default: the task's name), e.g. ``arqmath/task1``
+    dataset: str | None = None
+    #: the PyTerrier Dataset class of its datasets
+    dataset_class: Stage = "mathir.datasets:MathirDataset"
+    #: whether ``locate(None, ...)`` gives an embedded sample (``mathir demo`` runs those)
+    has_sample: bool = True
+    #: options of the evaluation: keywords of ``evaluate`` / ``per_topic`` / ``prepare``
+    #: and flags of ``mathir evaluate``
+    options: tuple[Option, ...] = ()
+    #: (runs by name, qrels, **options) -> (runs, qrels) made ready for the measures
+    #: (e.g. ARQMath Task 2: formulas to visual ids, one per visual id)
+    prepare: Stage | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -144,8 +293,79 @@ class Task:
             if f.name == "pipelines":
                 object.__setattr__(self, f.name, {k: _stage(v) for k, v in value.items()})
             elif isinstance(value, str) and f.name not in ("name", "description",
-                                                          "primary_measure"):
+                                                          "primary_measure", "dataset"):
                 object.__setattr__(self, f.name, Ref(value))
+        object.__setattr__(self, "measures", _measures(self.measures))
+        names = self.measure_names
+        if self.primary_measure not in names:
+            raise ValueError(f"{self.name}: the primary measure {self.primary_measure!r} is "
+                             f"not one of its measures {list(names)}")
+        if self.evaluate is None and self.per_topic is None and not self._by_ir_measures:
+            raise ValueError(f"{self.name}: measures that are not ir_measures ones need "
+                             "the task's evaluate or per_topic")
+        if self.splits is None:
+            splits = tuple(Split(y, y) for y in self.years)
+            if self.has_sample:
+                splits += (Split("sample", None, sample=True),)
+            object.__setattr__(self, "splits", splits)
+        unknown = [p for p in self.default_pipelines if p not in self.pipelines]
+        if unknown:
+            raise ValueError(f"{self.name}: default pipelines {unknown} are not declared")
+
+    @property
+    def measure_names(self) -> tuple[str, ...]:
+        """The measures' names: the columns of the task's table, in order."""
+        return tuple(m.name for m in self.measures)
+
+    def ir_measures(self) -> dict:
+        """``{name: ir_measures object}`` of the measures that are ir_measures ones."""
+        return {m.name: m.resolve() for m in self.measures if m.ir_measure is not None}
+
+    @property
+    def _by_ir_measures(self) -> bool:
+        return self.per_topic is None and all(m.ir_measure is not None for m in self.measures)
+
+    @property
+    def has_per_topic(self) -> bool:
+        """Whether the task gives per-topic scores (significance tests, per-topic files)."""
+        return self.per_topic is not None or self._by_ir_measures
+
+    def scores(self, runs: Mapping, qrels, **options) -> dict | None:
+        """``{run: frame of qid + one column per measure}``: per-topic scores; None when
+        the task has only means."""
+        if self._by_ir_measures:
+            if self.prepare is not None:
+                runs, qrels = self.prepare(runs, qrels, **options)
+            else:
+                no_options(options)
+            return _ir_measures_per_topic(runs, qrels, self.ir_measures())
+        if self.per_topic is None:
+            return None
+        return self.per_topic(runs, qrels, **options)
+
+    def table(self, runs: Mapping, qrels, **options):
+        """One row per run (index: run name), one column per measure, in declared order:
+        ``evaluate``'s table, else the mean of :meth:`scores` over their topics."""
+        if self.evaluate is not None:
+            return self._columns(self.evaluate(runs, qrels, **options))
+        return self.evaluation(runs, qrels, **options)[0]
+
+    def evaluation(self, runs: Mapping, qrels, **options) -> tuple:
+        """``(table, per-topic scores or None)``, each computed once."""
+        scores = self.scores(runs, qrels, **options) if self.has_per_topic else None
+        if self.evaluate is not None:
+            return self._columns(self.evaluate(runs, qrels, **options)), scores
+        return self._columns(_mean_of_topics(scores, self.measure_names)), scores
+
+    def _columns(self, table):
+        """The table's columns in declared order; a column that is not a declared measure
+        is an error (a measure is declared once, here). A declared one may be absent when
+        the inputs do not allow it (e.g. Task 3's LO and CS without references)."""
+        extra = [c for c in table.columns if c not in self.measure_names]
+        if extra:
+            raise ValueError(f"{self.name}: its evaluation gives {extra}, which are not among "
+                             f"its declared measures {list(self.measure_names)}")
+        return table[[m for m in self.measure_names if m in table.columns]]
 
     def data(self, data: str | Path | None = None, year: str | None = None,
              collection: str | Path | None = None) -> TaskData:
@@ -201,14 +421,60 @@ class Task:
 
 
 #: Every registered task, by name.
-TASKS: dict[str, Task] = {}
+class _Registry(dict):
+    """The task dict; the ``mathir.tasks`` entry points are loaded when it is first read,
+    not when mathir.tasks is imported (a plug-in may import mathir's modules itself)."""
+
+    _plugins_loaded = False
+
+    def _load(self) -> None:
+        if not self._plugins_loaded:
+            type(self)._plugins_loaded = True
+            load_entry_points()
+
+    def __getitem__(self, key):
+        self._load()
+        return super().__getitem__(key)
+
+    def __contains__(self, key) -> bool:
+        self._load()
+        return super().__contains__(key)
+
+    def __iter__(self):
+        self._load()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._load()
+        return super().__len__()
+
+    def get(self, key, default=None):
+        self._load()
+        return super().get(key, default)
+
+    def keys(self):
+        self._load()
+        return super().keys()
+
+    def values(self):
+        self._load()
+        return super().values()
+
+    def items(self):
+        self._load()
+        return super().items()
+
+
+#: Every registered task, by name (mathir's own, then those of entry points).
+TASKS: dict[str, Task] = _Registry()
 
 
 def register(task: Task) -> Task:
     """Add ``task`` to :data:`TASKS` (a task family's module calls this for each task)."""
-    if task.name in TASKS and TASKS[task.name] is not task:
+    old = dict.get(TASKS, task.name)
+    if old is not None and old is not task:
         raise ValueError(f"a task named {task.name!r} is already registered")
-    TASKS[task.name] = task
+    dict.__setitem__(TASKS, task.name, task)
     return task
 
 
@@ -259,9 +525,41 @@ def no_options(options: Mapping[str, object]) -> None:
         raise InputError(f"options not used by this task: {', '.join(sorted(options))}")
 
 
-#: The task families, in the order their tasks are listed; each registers its tasks when
-#: imported (at the end of this module: they use the above). A new family is a module
-#: here plus its name in this tuple.
+#: The entry point group through which another package adds tasks: each entry's value is
+#: a :class:`Task` or a zero-argument callable returning one (or several), e.g. in its
+#: pyproject.toml ``[project.entry-points."mathir.tasks"] ntcir12 = "ntcir_mathir:TASK"``.
+ENTRY_POINT_GROUP = "mathir.tasks"
+
+
+def _register_entry_point(entry) -> None:
+    value = entry.load()
+    if callable(value) and not isinstance(value, Task):
+        value = value()
+    for task in value if isinstance(value, list | tuple) else (value,):
+        if not isinstance(task, Task):
+            raise TypeError(f"entry point {entry.name} = {entry.value} gives "
+                            f"{type(task).__name__}, not a mathir.Task")
+        if dict.get(TASKS, task.name) is not task:
+            register(task)
+
+
+def load_entry_points() -> None:
+    """Register the tasks of the ``mathir.tasks`` entry points (called on import; again
+    after installing a package in a running process). One that fails to load is skipped
+    with a warning naming it, so that a broken plug-in does not break mathir."""
+    import warnings
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            _register_entry_point(entry)
+        except Exception as e:  # a plug-in's own error: say which, and go on
+            warnings.warn(f"mathir task entry point {entry.name} ({entry.value}) not "
+                          f"loaded: {type(e).__name__}: {e}", stacklevel=2)
+
+
+#: The task families of mathir itself, in the order their tasks are listed; each
+#: registers its tasks when imported (at the end of this module: they use the above).
 FAMILIES = ("arqmath", "worldtree", "word_problems")
 for _family in FAMILIES:
     importlib.import_module(f"{__name__}.{_family}")

@@ -14,15 +14,35 @@ from pathlib import Path
 from mathir.errors import InputError
 from mathir.samples import arqmath_sample
 from mathir.storage import walk_glob
-from mathir.tasks import Task, TaskData, choose, data_root, find_file, no_options, register
+from mathir.tasks import (
+    Measure,
+    Need,
+    Option,
+    Published,
+    Split,
+    Task,
+    TaskData,
+    choose,
+    data_root,
+    find_file,
+    no_options,
+    register,
+)
 
 ARQMATH_YEARS = ("2020", "2021", "2022")
-PRIME_MEASURES = {
-    "nDCG'": "nDCG over judged answers only (graded 0-3, no cutoff)",
-    "MAP'": "MAP over judged answers only, relevance >= 2 (H+M)",
-    "P'@10": "precision at 10 over judged answers only, relevance >= 2",
-    "bpref": "bpref, relevance >= 2",
-}
+ARQMATH_FILES = Published("the ARQMath collection, topics and qrels",
+                          "https://www.cs.rit.edu/~dprl/ARQMath/")
+#: The "prime" measures of Tasks 1 and 2: unjudged documents removed, as ARQMath
+#: evaluates (:mod:`mathir.evaluation.prime` computes them, averaged over every qrels topic).
+PRIME_MEASURES = (
+    Measure("nDCG'", "nDCG over judged answers only (graded 0-3, no cutoff)",
+            "nDCG(judged_only=True)"),
+    Measure("MAP'", "MAP over judged answers only, relevance >= 2 (H+M)",
+            "AP(rel=2,judged_only=True)"),
+    Measure("P'@10", "precision at 10 over judged answers only, relevance >= 2",
+            "P(rel=2,judged_only=True)@10"),
+    Measure("bpref", "bpref, relevance >= 2", "Bpref(rel=2)"),
+)
 
 # --- ARQMath Task 1 -----------------------------------------------------------------------
 
@@ -93,17 +113,13 @@ def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
                              shards=shards, scoring=scoring, ray_address=ray_address)
 
 
-def _per_topic_prime(runs: Mapping, qrels, **options) -> dict:
-    from mathir.evaluation.prime import ARQMATH_MEASURES, per_query
-
-    return {name: per_query(run, qrels, ARQMATH_MEASURES) for name, run in runs.items()}
-
-
-def _evaluate_prime(runs: Mapping, qrels, **options):
-    from mathir.evaluation.prime import ARQMATH_MEASURES, compare
-
-    no_options(options)
-    return compare(runs, qrels, ARQMATH_MEASURES)
+def _task1_needs(year: str) -> tuple[Need, ...]:
+    return (Need((f"Topics_Task1_{year}*.xml",), "Task 1 topics"),
+            Need((f"qrel_task1_{year}_official.tsv",), "Task 1 qrels"),
+            Need(tuple(p for p, _ in TASK1_COLLECTIONS),
+                 "the collection: Math StackExchange posts or a folder of thread HTML files "
+                 "(threads_all preferred; --collection / collection= chooses)",
+                 collection=True))
 
 
 def answer_formulas(index):
@@ -145,12 +161,15 @@ ARQMATH_TASK1 = register(Task(
     read_run="mathir.runs.arqmath:read_run",
     write_run="mathir.runs.arqmath:write_run",
     build_index=_build_answer_index,
-    evaluate=_evaluate_prime,
     years=ARQMATH_YEARS,
     run_formats=("arqmath", "trec"),
     qrels_in_collection=True,
-    per_topic=_per_topic_prime,
     open_index="mathir.indexing.answer_index:AnswerIndex",
+    published=ARQMATH_FILES,
+    dataset="arqmath/task1",
+    dataset_class="mathir.datasets:AnswerDataset",
+    splits=(*(Split(y, y, _task1_needs(y)) for y in ARQMATH_YEARS),
+            Split("sample", None, sample=True)),
 ))
 
 
@@ -192,20 +211,22 @@ def _build_formula_index(data: TaskData, index_dir: Path, quiet: bool = False, *
                               ray_address=ray_address, scoring=scoring)
 
 
-def _evaluate_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,
-                    qrels_key: str = "visual_id", **options):
-    from mathir.evaluation.formula_search import evaluate_task2
-
-    no_options(options)
-    return evaluate_task2(runs, qrels, formula_index, qrels_key=qrels_key)
-
-
-def _per_topic_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,
-                     qrels_key: str = "visual_id", **options) -> dict:
+def _prepare_task2(runs: Mapping, qrels, formula_index: str | Path | None = None,
+                   qrels_key: str | None = None, **options) -> tuple:
+    """Task 2: formula runs made visual-id runs (one per visual id, as ARQMath judges)
+    and the qrels visual-id qrels; the prime measures are then taken per topic."""
     from mathir.evaluation.formula_search import prepare_task2
 
-    deduped, vqrels = prepare_task2(runs, qrels, formula_index, qrels_key=qrels_key)
-    return _per_topic_prime(deduped, vqrels)
+    no_options(options)
+    return prepare_task2(runs, qrels, formula_index, qrels_key=qrels_key or "visual_id")
+
+
+TASK2_OPTIONS = (
+    Option("formula_index", "formula index TSV (Task 2: formula id -> visual id)"),
+    Option("qrels_key", "Task 2: what the qrels' doc ids are (default visual_id; formula-id "
+                        "qrels become visual-id qrels with the maximum relevance)",
+           choices=("visual_id", "formula_id")),
+)
 
 
 ARQMATH_TASK2 = register(Task(
@@ -222,21 +243,45 @@ ARQMATH_TASK2 = register(Task(
     read_run="mathir.runs.arqmath_task2:read_task2_run",
     write_run="mathir.runs.arqmath_task2:write_task2_run",
     build_index=_build_formula_index,
-    evaluate=_evaluate_task2,
     years=ARQMATH_YEARS,
-    per_topic=_per_topic_task2,
+    prepare=_prepare_task2,
     open_index="mathir.indexing.formula_index:FormulaIndex",
+    published=ARQMATH_FILES,
+    dataset="arqmath/task2",
+    dataset_class="mathir.datasets:FormulaDataset",
+    splits=(*(Split(y, y, (
+        Need((f"Topics_Task2_{y}*.xml",), "Task 2 topics"),
+        Need((f"qrel_task2_{y}_visual_id*official.tsv",), "Task 2 visual-id qrels"),
+        Need(("latex_representation_v3*.tsv", "formula_index_from_thread_html.tsv"),
+             "the formula index TSV", collection=True))) for y in ARQMATH_YEARS),
+            Split("sample", None, sample=True)),
+    options=TASK2_OPTIONS,
 ))
 
 
 # --- ARQMath Task 3 (open-domain answers) -------------------------------------------------
 
-TASK3_MEASURES = {
-    "AR": "average relevance of the judged answer (0-3; codes 5, 6 count 0)",
-    "P@1": "fraction of answers with relevance >= 2 (H+M)",
-    "LO": "lexical overlap: best token-set F1 with a relevant reference, same team ablated",
-    "CS": "contextual similarity: best BERTScore F1 with a relevant reference, same team ablated",
-}
+TASK3_MEASURES = (
+    Measure("AR", "average relevance of the judged answer (0-3; codes 5, 6 count 0)"),
+    Measure("P@1", "fraction of answers with relevance >= 2 (H+M)"),
+    Measure("LO", "lexical overlap: best token-set F1 with a relevant reference, same team "
+                  "ablated"),
+    Measure("CS", "contextual similarity: best BERTScore F1 with a relevant reference, same "
+                  "team ablated"),
+)
+TASK3_OPTIONS = (
+    Option("assignments", "Task 3: run/topic -> judged answer id file"),
+    Option("task3_pool", "Task 3: a folder of judged Task 3 runs (the references)"),
+    Option("task1_qrels", "Task 3: the Task 1 qrels of the topics (references)"),
+    Option("collection", "Task 3: the Task 1 collection (the references' texts)",
+           metavar="PATH"),
+    Option("task1_runs", "Task 3: a folder of Task 1 runs (who contributed each reference)"),
+    Option("model", "Task 3 LO/CS: tokenizer and BERTScore model, a local path or cached "
+                    "name (default: the packaged all-MiniLM-L6-v2)"),
+    Option("layer", "Task 3 CS: BERTScore layer (default: 6; 10 for witiko/mathberta)",
+           type=int),
+    Option("tokenizer", "Task 3 LO: tokenizer (default: the model's)"),
+)
 
 
 def _locate_task3(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
@@ -288,4 +333,11 @@ ARQMATH_TASK3 = register(Task(
     evaluate="mathir.evaluation.open_answers:evaluate_task3",
     years=("2022",),
     open_index="mathir.indexing.answer_index:AnswerIndex",
+    published=ARQMATH_FILES,
+    dataset="arqmath/task3",
+    dataset_class="mathir.datasets:Task3Dataset",
+    splits=(Split("2022", "2022", (*_task1_needs("2022"),
+                                   Need(("qrel_task3_2022*.tsv",), "Task 3 qrels"))),
+            Split("sample", None, sample=True)),
+    options=TASK3_OPTIONS,
 ))

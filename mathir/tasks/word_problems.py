@@ -15,7 +15,18 @@ from pathlib import Path
 
 from mathir.errors import InputError
 from mathir.samples import word_problems_sample
-from mathir.tasks import Task, TaskData, choose, data_root, find_file, no_options, register
+from mathir.tasks import (
+    Need,
+    Published,
+    Split,
+    Task,
+    TaskData,
+    choose,
+    data_root,
+    find_file,
+    no_options,
+    register,
+)
 
 WORD_PROBLEM_SPLITS = ("test", "dev") + tuple(f"alg514-fold-{k}" for k in range(5)) \
     + tuple(f"dolphin-fold-{k}" for k in range(5))
@@ -65,6 +76,23 @@ def _evaluate(runs: Mapping, qrels, train: str | Path | None = None, **options):
     return compare(runs, qrels)
 
 
+def _splits() -> tuple[Split, ...]:
+    """DRAW-1K's test and dev splits, the 5 folds of Alg-514 and of Dolphin-L, the sample."""
+    problems = Need(("draw.json",), "the DRAW-1K problems", collection=True)
+    out = [Split(f"draw1k/{s}", s, (Need((f"draw-{s}.txt",), f"the DRAW-1K {s} split"),
+                                     Need(("draw-train.txt",), "the DRAW-1K train split"),
+                                     problems))
+           for s in ("test", "dev")]
+    for name, fold_file, problems_json, title in (
+            ("alg514", "kushman-fold-", "kushman.json", "Alg-514"),
+            ("dolphin", "dolphin-t2-fold-new-", "dolphin_t2_final.json", "Dolphin-L")):
+        out += [Split(f"{name}/fold-{k}", f"{name}-fold-{k}",
+                      (Need((f"{fold_file}{k}.txt",), f"{title} fold {k}"),
+                       Need((problems_json,), f"the {title} problems", collection=True)))
+                for k in range(5)]
+    return (*out, Split("sample", "test", sample=True))
+
+
 _SOLVER = "mathir.pipelines.word_problems"
 
 WORD_PROBLEMS = register(Task(
@@ -85,4 +113,9 @@ WORD_PROBLEMS = register(Task(
     build_index=_build_index,
     evaluate=_evaluate,
     years=WORD_PROBLEM_SPLITS,
+    published=Published("the DRAW-1K, Alg-514 and Dolphin-L derivation release (draw.json, "
+                        "kushman.json, dolphin_t2_final.json and the split files)",
+                        "https://aka.ms/derivationpaper"),
+    dataset_class="mathir.datasets:WordProblemDataset",
+    splits=_splits(),
 ))

@@ -14,7 +14,17 @@ from pathlib import Path
 from mathir.errors import InputError
 from mathir.samples import worldtree_sample
 from mathir.storage import atomic_file, walk_glob
-from mathir.tasks import Task, TaskData, data_root, no_options, register
+from mathir.tasks import (
+    Need,
+    Option,
+    Published,
+    Split,
+    Task,
+    TaskData,
+    data_root,
+    no_options,
+    register,
+)
 
 WORLDTREE_SPLITS = ("Train", "Dev", "Test")
 WORLDTREE_MEASURES = {
@@ -142,6 +152,19 @@ def _report(runs: Mapping, qrels, out: Path, tablestore: str | Path | None = Non
     return {"MAP by explanation length (table)": tsv, "MAP by explanation length (histogram)": png}
 
 
+def _split(name: str) -> Split:
+    title = name.capitalize()
+    return Split(name, title, (
+        Need(("tables",), "the tablestore: a tables/ folder of TSVs", collection=True),
+        Need((f"ARC-Elementary*EXPL-{title}*.tsv",), f"the {title} questions")))
+
+
+WORLDTREE_OPTIONS = (
+    Option("tablestore", "WorldTree: tablestore tables/ directory (default: found beside "
+                         "the questions)"),
+    Option("lemmas", "WorldTree: the lemma list (default: found beside the tablestore)"),
+)
+
 _LEXICAL = "mathir.pipelines.worldtree"
 _LTR = "mathir.pipelines.worldtree_ltr"
 
@@ -171,4 +194,12 @@ WORLDTREE = register(Task(
     report=_report,
     per_topic=_per_topic,
     open_index="mathir.indexing.worldtree:FactIndex",
+    published=Published("the WorldTree tablestore and questions (TextGraphs-2019 shared task "
+                        "data)", "http://cognitiveai.org/explanationbank/"),
+    dataset_class="mathir.datasets:WorldtreeDataset",
+    splits=(*(_split(n) for n in ("train", "dev", "test")),
+            Split("sample", "Dev", sample=True),
+            *(Split(f"sample/{n}", n.capitalize(), sample=True)
+              for n in ("train", "dev", "test"))),
+    options=WORLDTREE_OPTIONS,
 ))

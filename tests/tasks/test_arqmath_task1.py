@@ -8,7 +8,7 @@ from tests.conftest import real_path
 
 def test_registry_declares_task1():
     t = get_task("arqmath-task1")
-    assert set(t.measures) == {"nDCG'", "MAP'", "P'@10", "bpref"}
+    assert set(t.measure_names) == {"nDCG'", "MAP'", "P'@10", "bpref"}
     assert set(t.default_pipelines) <= set(t.pipelines)
     assert "arqmath-task1" in TASKS
 

@@ -36,9 +36,9 @@ def test_evaluate_rejects_unknown_options_and_needs_index(sample):
     run = pd.DataFrame({"qid": ["B.1"], "docno": ["20011"], "score": [1.0]})
     qrels = task.read_qrels(sample.task2_qrels_visual_id)
     with pytest.raises(InputError, match="assignments"):
-        task.evaluate({"r": run}, qrels, formula_index=sample.formulas, assignments="x")
+        task.table({"r": run}, qrels, formula_index=sample.formulas, assignments="x")
     with pytest.raises(InputError, match="formula index"):
-        task.evaluate({"r": run}, qrels)
+        task.table({"r": run}, qrels)
 
 
 def test_task1_formula_aware_on_sample(tmp_path):

@@ -32,7 +32,7 @@ TABLE5 = {
 
 def test_registry_declares_task3():
     t = get_task("arqmath-task3")
-    assert set(t.measures) == {"AR", "P@1", "LO", "CS"}
+    assert set(t.measure_names) == {"AR", "P@1", "LO", "CS"}
     assert set(t.default_pipelines) == {"tfidf", "bm25"}
     assert set(t.pipelines) == set(get_task("arqmath-task1").pipelines)
 

@@ -15,7 +15,7 @@ from tests.conftest import real_path
 
 def test_registry_declares_worldtree():
     t = get_task("worldtree")
-    assert tuple(t.measures) == MEASURES and t.primary_measure == "MAP"
+    assert t.measure_names == MEASURES and t.primary_measure == "MAP"
     assert set(t.default_pipelines) <= set(t.pipelines)
     assert {"tfidf", "bm25", "multihop", "fusion", "rrf", "neighbours", "python-baseline"} <= set(t.pipelines)
 
