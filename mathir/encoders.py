@@ -50,6 +50,7 @@ import numpy as np
 from mathir.errors import InputError
 from mathir.models import (
     BI_ENCODER_MODULES,
+    model_fingerprint,
     model_identity,
     offline,
     require_extra,
@@ -688,6 +689,7 @@ class BiEncoder:
         offline()
         self.model_path = resolve_model(model)
         self.batch_size = batch_size
+        self.device = device
         self.workers = workers
         self.st = dr_bi_encoder(self.model_path, self.backend, batch_size=batch_size,
                                 device=torch_device(device), workers=workers)
@@ -697,6 +699,16 @@ class BiEncoder:
             return f"BiEncoder({model_identity(self.model_path)!r})"
         return (f"BiEncoder({model_identity(self.model_path)!r}, backend={self.backend!r}, "
                 f"onnx_sha256={self.st.onnx.exported.sha256[:12]!r})")
+
+    def __fingerprint__(self) -> dict:
+        """What this encoder is, for run fingerprints (:mod:`mathir.runs.provenance`):
+        its arguments and the files of its model, not the loaded model's state (which
+        changes as it is used)."""
+        out = {"model": model_fingerprint(self.model_path), "batch_size": self.batch_size,
+               "device": self.device, "backend": self.backend, "workers": self.workers}
+        if self.backend != "torch":
+            out["onnx_sha256"] = self.st.onnx.exported.sha256
+        return out
 
     @property
     def backend_key(self) -> str:

@@ -146,6 +146,21 @@ def model_identity(path: str) -> str:
     return str(path)
 
 
+def model_fingerprint(path: str | Path) -> dict | str:
+    """What a model is, for run fingerprints: its folder (or file) and the SHA-256 of its
+    bytes (:func:`mathir.storage.file_fingerprint`); a name that is no local path stays
+    as it is. A model retrained into the same folder changes it; loading it does not.
+
+    >>> model_fingerprint("nowhere/model")
+    'nowhere/model'
+    """
+    from mathir.storage import file_fingerprint
+
+    if not Path(path).exists():
+        return str(path)
+    return file_fingerprint(path)
+
+
 def torch_device(device: str | None = None) -> str:
     """``device``, or ``cuda`` when a GPU is visible, else ``cpu``."""
     import torch

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fnmatch
 import hashlib
+import io
 import json
 import os
 import re
@@ -295,6 +296,61 @@ def artifact_meta(artifact: type) -> dict:
             "package_hint": "mathir"}
 
 
+def portable_manifest(manifest: object) -> object:
+    """``manifest`` without the absolute paths of the inputs it fingerprints: the
+    ``path`` of every :func:`file_fingerprint` (a dict holding ``sha256``) is left out,
+    its size and digest kept. What an index package holds (:func:`package_files`).
+
+    >>> portable_manifest({"collection": {"path": "/data/Posts.xml", "size": 3, "sha256": "ab"},
+    ...                    "model": "/models/m"})
+    {'collection': {'size': 3, 'sha256': 'ab'}, 'model': '/models/m'}
+    """
+    if isinstance(manifest, dict):
+        fingerprint = "sha256" in manifest
+        return {k: portable_manifest(v) for k, v in manifest.items()
+                if not (fingerprint and k == "path")}
+    if isinstance(manifest, list):
+        return [portable_manifest(v) for v in manifest]
+    return manifest
+
+
+def package_files(root: str | Path, keep: Callable[[str], bool] = lambda rel: True,
+                  pt_meta: dict | None = None) -> Iterator[tuple[str, str | io.BytesIO]]:
+    """The files of the index folder ``root`` that a PyTerrier package of it holds, as
+    ``pt.Artifact.build_package`` takes them: ``(relative path, file path or bytes)``.
+
+    Left out: hidden names (mathir's locks and temporaries), logs (``*.log``: PISA's
+    console output) and what ``keep(relative path)`` refuses; ``manifest.json`` is
+    :func:`portable_manifest` of the index's, so that no absolute path of the machine
+    that built it travels with the package. ``pt_meta`` (:func:`artifact_meta`) is
+    added as ``pt_meta.json`` where the folder lacks one (an index built before mathir
+    wrote it).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in (".d.lock", "pisa.log", "data.bin", "manifest.json"):
+    ...     _ = (d / name).write_text("{}")
+    >>> [rel for rel, _ in package_files(d)]
+    ['data.bin', 'manifest.json']
+    """
+    root = Path(root)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            full = Path(folder) / name
+            rel = full.relative_to(root).as_posix()
+            if name.startswith(".") or name.endswith(".log") or not keep(rel):
+                continue
+            if rel == "manifest.json":
+                data = json.dumps(portable_manifest(read_manifest(root)), indent=2,
+                                  sort_keys=True)
+                yield rel, io.BytesIO(data.encode("utf-8"))
+            else:
+                yield rel, str(full)
+    if pt_meta is not None and not (root / "pt_meta.json").is_file():
+        yield "pt_meta.json", io.BytesIO(json.dumps(pt_meta).encode("utf-8"))
+
+
 def _user_os_error(e: OSError, message: str, path: Path) -> InputError:
     """The InputError to raise for ``e`` when the user can fix it; re-raises ``e`` else."""
     if e.errno not in USER_OS_ERRORS:
@@ -442,6 +498,24 @@ def cache_dir() -> Path:
         return Path(os.environ[CACHE_ENV]).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "mathir"
+
+
+INDEX_ENV = "MATHIR_INDEX_DIR"
+
+
+def index_root() -> Path:
+    """Where every path builds and reuses indexes unless told another folder:
+    ``$MATHIR_INDEX_DIR``, else ``indexes`` under :func:`cache_dir`. ``pt.get_dataset(...)
+    .get_index()``, :func:`mathir.run_experiment`, ``mathir experiment``, ``mathir run``
+    and ``mathir index`` without ``--index`` share it, so one collection is indexed once
+    (an index is rebuilt when its collection's content or its parameters change).
+
+    >>> index_root().name == "indexes" or INDEX_ENV in os.environ
+    True
+    """
+    if os.environ.get(INDEX_ENV):
+        return Path(os.environ[INDEX_ENV]).expanduser()
+    return cache_dir() / "indexes"
 
 
 def _root_id(root: Path) -> str:

@@ -32,7 +32,6 @@ def moved_from(model_dir: str | Path, base_dir: str | Path) -> int:
 def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.delenv("MATHIR_CROSS_ENCODER", raising=False)
     assert main(["train-reranker", "arqmath-task1", "--out", "ce", "--max-steps", "1",
                  "--batch-size", "2", "--max-length", "32", "--quiet"]) == 0
     out, err = capsys.readouterr()
@@ -62,7 +61,6 @@ def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
 
 def test_crossencoder_pipeline_without_model_is_a_user_error(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MATHIR_CROSS_ENCODER", raising=False)
     assert main(["experiment", "arqmath-task1", "--pipelines", "bm25>>crossencoder",
                  "--quiet"]) == 2
     assert "error: bm25>>crossencoder needs a cross-encoder model" in capsys.readouterr().err

@@ -175,14 +175,50 @@ def test_package_versions_and_mathir_source_are_part_of_the_identity(tmp_path, i
     assert experiment().recomputed == {"bm25": "mathir's source files changed"}
 
 
-def test_a_model_environment_variable_is_part_of_the_identity(tmp_path, index_dir, monkeypatch):
+def test_model_environment_variables_no_pipeline_reads_are_not_part_of_the_identity(
+        tmp_path, index_dir, monkeypatch):
+    # Before: MATHIR_CROSS_ENCODER and MATHIR_BI_ENCODER, which no pipeline reads any
+    # more (models are arguments), were fingerprinted: setting one recomputed every run.
     monkeypatch.delenv("MATHIR_CROSS_ENCODER", raising=False)
     run_experiment("arqmath-task1", pipelines=["bm25"], out=tmp_path, index_dir=index_dir,
                    quiet=True)
     monkeypatch.setenv("MATHIR_CROSS_ENCODER", str(tmp_path))
+    monkeypatch.setenv("MATHIR_BI_ENCODER", str(tmp_path))
     res = run_experiment("arqmath-task1", pipelines=["bm25"], out=tmp_path, index_dir=index_dir,
                          quiet=True)
-    assert res.recomputed == {"bm25": "environment changed: MATHIR_CROSS_ENCODER"}
+    assert res.reused == ["bm25"]
+    manifest = json.loads((tmp_path / "arqmath-task1" / "sample" / "bm25.manifest.json")
+                          .read_text())
+    assert "environment" not in manifest
+
+
+def test_a_pipeline_object_that_ran_is_reused_until_a_parameter_changes(tmp_path, sample_index,
+                                                                       sample):
+    # Before: its fingerprint pickled its live state ("cannot pickle RetrievalContext"),
+    # so once it had run, its runs were recomputed on every call.
+    from mathir.pipelines.lexical import MathWordsQuery, PisaBM25
+    from mathir.topics.arqmath import read_task1_topics
+
+    retriever = PisaBM25(sample_index)
+    pipe = MathWordsQuery() >> retriever
+    pipe.transform(read_task1_topics(sample.task1_topics))
+
+    def experiment():
+        return run_experiment("arqmath-task1", pipelines={"mine": pipe}, out=tmp_path,
+                              index_dir=sample_index.path, quiet=True)
+
+    first = experiment()
+    assert first.recomputed == {"mine": "no run file yet"}
+    again = experiment()
+    assert again.reused == ["mine"] and again.table.equals(first.table)
+    fresh = run_experiment("arqmath-task1", pipelines={"mine": mathir.bm25(sample_index)},
+                           out=tmp_path, index_dir=sample_index.path, quiet=True)
+    assert fresh.reused == ["mine"]  # the same declaration, never run
+    retriever.set_parameter("k1", 0.9)
+    assert experiment().recomputed == {"mine": "the pipeline's code changed"}
+    retriever.set_parameter("num_results", 5)
+    assert experiment().recomputed == {"mine": "the pipeline's code changed"}
+    assert experiment().reused == ["mine"]
 
 
 class Locked(pt.Transformer):

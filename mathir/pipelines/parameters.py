@@ -15,6 +15,13 @@ must then build it again, or the grid scores one setting under every name. Two t
 
 Parameters that a transformer reads on every call (``num_results``, fusion weights)
 need neither.
+
+What :func:`derived` builds, and a :class:`Cache` of results, is *live state*
+(:class:`Live`): it follows from the parameters, so a run's fingerprint
+(:mod:`mathir.runs.provenance`) leaves it out, and pickling drops it (it is built again
+where it is unpickled). A transformer that has run once is then fingerprinted as it was
+declared, and can be sent to a worker process even where its live state (a PISA
+retrieval context, a loaded model) cannot be pickled.
 """
 
 from __future__ import annotations
@@ -41,6 +48,52 @@ def _same(a: Any, b: Any) -> bool:
     return isinstance(a, _VALUES) and type(a) is type(b) and a == b
 
 
+class Live:
+    """State a transformer builds or gathers from its parameters (not part of what it
+    is): left out of run fingerprints, not pickled."""
+
+    __slots__ = ()
+
+
+def _unbuilt() -> None:
+    """What a pickled :class:`Derived` or :class:`Cache` becomes (built again on use)."""
+    return None
+
+
+class Derived(Live):
+    """What :func:`derived` keeps in a slot: the ``value`` built from ``key``.
+
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(Derived((1.2,), object()))) is None  # rebuilt on use
+    True
+    """
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: tuple, value: Any):
+        self.key = key
+        self.value = value
+
+    def __reduce__(self):
+        return _unbuilt, ()
+
+
+class Cache(Live, dict):
+    """A dict of results kept between calls (e.g. embeddings by text): live state, so
+    it is left out of fingerprints and pickles empty.
+
+    >>> import pickle
+    >>> c = Cache(a=1)
+    >>> c["a"], pickle.loads(pickle.dumps(c))
+    (1, {})
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return Cache, ()
+
+
 def derived(owner: object, slot: str, key: tuple, build: Callable[[], T]) -> T:
     """The object in ``owner``'s ``slot`` built from ``key``; built again when ``key`` changed.
 
@@ -57,10 +110,10 @@ def derived(owner: object, slot: str, key: tuple, build: Callable[[], T]) -> T:
     20.0
     """
     held = owner.__dict__.get(slot)
-    if held is None or not _same(held[0], key):
-        held = (key, build())
+    if not isinstance(held, Derived) or not _same(held.key, key):
+        held = Derived(key, build())
         owner.__dict__[slot] = held
-    return held[1]
+    return held.value
 
 
 class Fixed:

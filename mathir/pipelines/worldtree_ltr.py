@@ -116,7 +116,6 @@ class ExplanationStatistics:
         self.row = {q: i for i, q in enumerate(self.qids)}
         self.texts = (train_topics["question"] + " " + train_topics["answer"]).tolist()
         self.vectors = self.tfidf.query_weights(index.query_counts(self.texts))
-        self._encoded: tuple[object, np.ndarray] | None = None  # (encoder, its vectors)
         pos = {d: i for i, d in enumerate(index.docnos())}
         pairs = {(self.row[q], pos[d]) for q, d in zip(train_qrels["qid"].astype(str),
                                                        train_qrels["docno"], strict=True)
@@ -135,9 +134,7 @@ class ExplanationStatistics:
     def encoded(self, encoder) -> np.ndarray:
         """The Train questions (question + answer) as unit vectors under ``encoder``
         (float64, see :func:`encode_float64`)."""
-        if self._encoded is None or self._encoded[0] is not encoder:
-            self._encoded = encoder, encode_float64(encoder, self.texts)
-        return self._encoded[1]
+        return derived(self, "_encoded", (encoder,), lambda: encode_float64(encoder, self.texts))
 
     def neighbour_votes(self, sim: np.ndarray, qids: Sequence[str], k: int) -> np.ndarray:
         """Facts voted for by each question's ``k`` most similar Train questions.

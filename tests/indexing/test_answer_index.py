@@ -213,3 +213,17 @@ def test_an_edit_that_keeps_size_and_mtime_rebuilds_the_index(tmp_path, monkeypa
     _keep_size_and_mtime_while(edited, b"wombat", b"quokka")
     index = AnswerIndex.build(collection, tmp_path / "idx", quiet=True)
     assert (_hits(index, "wombat"), _hits(index, "quokka")) == (0, 1)
+
+
+def test_repr_names_the_folder_and_the_answers(sample_index):
+    # Before: <mathir.indexing.answer_index.AnswerIndex object at 0x...>
+    assert repr(sample_index) == f"AnswerIndex({str(sample_index.path)!r}, 250 answers)"
+
+
+def test_a_searched_index_pickles_and_searches_again(sample_index, topics):
+    import pickle
+
+    before = bm25(sample_index)(topics)  # opens PISA (a class made at run time)
+    again = pickle.loads(pickle.dumps(sample_index))
+    assert again.path == sample_index.path
+    assert bm25(again)(topics)[["qid", "docno"]].equals(before[["qid", "docno"]])

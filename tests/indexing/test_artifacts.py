@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyterrier as pt
 import pytest
 
+from mathir.errors import InputError
 from mathir.indexing import answer_index, dense_index, formula_index, worldtree
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
@@ -81,7 +83,7 @@ KINDS = {
     "answers": Kind(AnswerIndex, _answers, answer_index.TfidfIndex, "build_from_pisa"),
     "formulas": Kind(FormulaIndex, _formulas, formula_index, "SeenIds"),
     "facts": Kind(FactIndex, _facts, worldtree, "read_tablestore"),
-    "texts": Kind(AnswerTexts, _texts, dense_index, "iter_answer_texts"),
+    "texts": Kind(AnswerTexts, _texts, answer_index, "iter_answer_texts"),
     "dense": Kind(DenseAnswerIndex, _dense, dense_index.PassageSettings, "transformer", True),
 }
 ARTIFACTS = ["answers", "formulas", "facts", "dense"]
@@ -252,3 +254,93 @@ def test_read_only_index_without_pt_meta_is_reused_as_it_is(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert int(proc.stdout) == index.num_docs
     assert _listing(tmp_path / "ro") == before
+
+
+# --- packages: what build_package() / to_hf() ship ------------------------------------------
+
+
+def _unpack(package: str, into: Path) -> list[str]:
+    """Extract a ``.tar.lz4`` package as ``pt.Artifact.from_url`` does; its files."""
+    import tarfile
+
+    import lz4.frame
+
+    with lz4.frame.open(package) as f, tarfile.open(fileobj=f, mode="r|") as tar:
+        for member in tar:
+            if member.isfile() or member.isdir():
+                tar.extract(member, into, set_attrs=False)
+    return sorted(p.relative_to(into).as_posix() for p in into.rglob("*") if p.is_file())
+
+
+def _holding(folder: Path, texts: list[str]) -> list[str]:
+    """The files under ``folder`` whose bytes contain one of ``texts``."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
+                  and any(t.encode() in p.read_bytes() for t in texts))
+
+
+def test_a_package_holds_what_searching_needs_and_no_path_of_the_builder(tmp_path, sample,
+                                                                         mathir_entry_points):
+    # Before: the package held .pisa.lock, pisa.log (the build folder's path inside), the
+    # forward index, every BM25 file a parameter scan compiled, and a manifest naming
+    # the collection by its absolute path.
+    from mathir.pipelines.lexical import bm25, tfidf
+    from mathir.topics.arqmath import read_task1_topics
+
+    index = _answers(tmp_path / "built" / "answers")
+    topics = read_task1_topics(sample.task1_topics)
+    before = bm25(index)(topics), tfidf(index)(topics)
+    bm25(index, k1=0.9, b=0.4)(topics)  # a scan compiles more BM25 data, under a lock
+    assert (index.path / ".pisa.lock").exists() and (index.path / "pisa.log").exists()
+    assert (index.path / "pisa" / "bm25.k1-0.9.b-0.4.q0.bmw.64").exists()
+
+    package = index.build_package(str(tmp_path / "answers.tar.lz4"), verbose=False)
+    unpacked = tmp_path / "elsewhere" / "answers"
+    files = _unpack(package, unpacked)
+    assert files == ["manifest.json", "meta.tsv",
+                     "pisa/bm25.k1-1.2.b-0.75.q0.bmw.64",
+                     "pisa/bm25.k1-1.2.b-0.75.q0.bmw.64.block_simdbp",
+                     "pisa/fwd.doclex", "pisa/fwd.documents", "pisa/fwd.termlex",
+                     "pisa/fwd.terms", "pisa/inv.docs", "pisa/inv.freqs", "pisa/inv.sizes",
+                     "pisa/pt_meta.json", "pt_meta.json",
+                     "tfidf/docnos.txt", "tfidf/idf.npy", "tfidf/matrix.npz",
+                     "tfidf/stemmer.txt", "tfidf/terms.txt"]
+    paths = [str(tmp_path), str(tmp_path.resolve()), str(Path(sample.posts).resolve())]
+    assert _holding(unpacked, paths) == []
+    assert "manifest.json" in _holding(index.path, paths)  # (the index's own keeps them)
+
+    opened = pt.Artifact.load(str(unpacked))
+    assert type(opened) is AnswerIndex and opened.num_docs == index.num_docs
+    collection = {k: v for k, v in index.manifest["collection"].items() if k != "path"}
+    assert opened.manifest["collection"] == collection  # recorded, without the path
+    for pipe, expected in zip((bm25(opened), tfidf(opened)), before, strict=True):
+        got = pipe(topics)
+        assert got[["qid", "docno", "rank"]].equals(expected[["qid", "docno", "rank"]])
+        assert got["score"].tolist() == pytest.approx(expected["score"].tolist())
+    assert len(bm25(opened, k1=0.9, b=0.4)(topics))  # compiled again where searched
+    with pytest.raises(InputError, match="does not record its collection"):
+        opened.text_loader()
+
+
+@pytest.mark.parametrize("kind", ["formulas", "facts"])
+def test_other_packages_ship_no_lock_log_or_path(kind, built, tmp_path):
+    index = built(kind)
+    (index.path.parent / f".{index.path.name}.lock").touch()
+    (index.path / ".inside.lock").touch()
+    files = _unpack(index.build_package(str(tmp_path / "p.tar.lz4"), verbose=False),
+                    tmp_path / "p")
+    assert not [f for f in files if f.endswith((".lock", ".log")) or "/." in f]
+    source = index.manifest.get("source", index.manifest.get("tablestore"))["path"]
+    assert _holding(tmp_path / "p", [str(index.path), source]) == []
+    opened = KINDS[kind].cls(tmp_path / "p")
+    assert opened.num_docs == index.num_docs
+    if kind == "formulas":
+        from mathir.pipelines.formula import formula_words
+
+        query = pd.DataFrame({"qid": ["1"], "query": ["$x^x$"]})
+        assert formula_words(opened, 3)(query)["docno"].tolist() == \
+            formula_words(index, 3)(query)["docno"].tolist()
+        assert [f for f in files if f.startswith("words/bm25")] == [
+            "words/bm25.k1-1.2.b-0.75.q0.bmw.64", "words/bm25.k1-1.2.b-0.75.q0.bmw.64.block_simdbp"]
+    else:
+        with pytest.raises(InputError, match="does not record its tablestore"):
+            _ = opened.tablestore

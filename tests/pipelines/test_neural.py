@@ -172,8 +172,7 @@ def test_fusion_combines_bm25_and_dense(sample_index):
     assert dict(zip(res.docno, res.score, strict=True)) == pytest.approx(want, abs=1e-6)
 
 
-def test_crossencoder_pipeline_needs_a_model(sample_index, monkeypatch):
-    monkeypatch.delenv("MATHIR_CROSS_ENCODER", raising=False)
+def test_crossencoder_pipeline_needs_a_model(sample_index):
     with pytest.raises(InputError, match="train-reranker"):
         neural.bm25_crossencoder(sample_index)
 
@@ -190,6 +189,38 @@ def test_cross_encoder_reranker_matches_the_model(trained_cross_encoder):
     got = dict(zip(out.docno, out.score, strict=True))
     assert [got["a"], got["b"]] == pytest.approx([float(w) for w in want], abs=1e-5)
     assert out.sort_values("rank").docno.tolist() == sorted(got, key=got.get, reverse=True)
+
+
+def test_a_bi_encoder_reranker_that_ran_keeps_its_fingerprint():
+    # Before: its fingerprint pickled the loaded model (whose tokenizer state changes
+    # when it encodes) and the embeddings it cached: a reranker object that had run
+    # never matched its own runs again.
+    from mathir.runs.provenance import code_fingerprint
+
+    texts = {"a": "the integral of $x$ is $x^2/2$", "b": "primes are infinite"}
+    res = pd.DataFrame({"qid": ["1", "1"], "query": ["integral of $x$"] * 2,
+                        "docno": ["a", "b"], "score": [1.0, 2.0], "rank": [1, 0]})
+    reranker = neural.bi_encoder_reranker(texts)
+    declared = code_fingerprint(reranker)
+    reranker(res)
+    assert code_fingerprint(reranker) == declared == code_fingerprint(
+        neural.bi_encoder_reranker(texts))
+    assert code_fingerprint(neural.bi_encoder_reranker(texts, batch_size=8)) != declared
+
+
+def test_a_cross_encoder_is_fingerprinted_by_its_files(trained_cross_encoder, tmp_path):
+    import shutil
+
+    from mathir.runs.provenance import code_fingerprint
+
+    model = shutil.copytree(trained_cross_encoder, tmp_path / "ce")
+    scorer = neural.CrossEncoderScorer(model, max_length=32)
+    declared = code_fingerprint(scorer)
+    scorer(pd.DataFrame({"qid": ["1"], "query": ["q"], "docno": ["d"], "text": ["t"]}))
+    assert code_fingerprint(scorer) == declared
+    assert code_fingerprint(neural.CrossEncoderScorer(model, max_length=64)) != declared
+    (model / "extra.txt").write_text("retrained")  # another model at the same path
+    assert code_fingerprint(scorer) != declared
 
 
 @pytest.mark.realdata

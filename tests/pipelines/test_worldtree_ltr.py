@@ -178,9 +178,7 @@ def test_dense_candidates_add_the_encoder_nearest_facts(index):
     assert out["candidate"].sum() == 2 and texts[target] in scorer._cache  # encoded once
 
 
-def test_neural_pipelines_name_the_missing_model(index, monkeypatch):
-    monkeypatch.delenv("MATHIR_BI_ENCODER", raising=False)
-    monkeypatch.delenv("MATHIR_CROSS_ENCODER", raising=False)
+def test_neural_pipelines_name_the_missing_model(index):
     with pytest.raises(InputError, match="--bi-encoder"):
         ltr_dense(index)
     with pytest.raises(InputError, match="--cross-encoder"):

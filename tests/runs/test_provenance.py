@@ -164,3 +164,61 @@ def test_stale_reason_says_what_changed(tmp_path):
     assert stale_reason(run, {**old, "format": "trec"}) == "the run format changed"
     assert stale_reason(run, {**old, "versions": {**old["versions"], "numpy": "0"}}) == (
         f"package versions changed: numpy {old['versions']['numpy']} -> 0")
+
+
+# --- live state: what a transformer builds or caches is not what it is ---------------------
+
+
+class _Scorer:
+    """Declared by ``weight``; builds an unpicklable object and caches results on use."""
+
+    def __init__(self, weight):
+        self.weight = weight
+
+    def __call__(self, key):
+        from mathir.pipelines.parameters import Cache, derived
+
+        derived(self, "_lock", (self.weight,), threading.Lock)
+        cache = derived(self, "_results", (self.weight,), Cache)
+        return cache.setdefault(key, self.weight * len(key))
+
+
+def test_live_state_is_left_out_of_fingerprints():
+    scorer = _Scorer(2.0)
+    declared = code_fingerprint(scorer)
+    assert scorer("abc") == 6.0
+    assert code_fingerprint(scorer) == declared == code_fingerprint(_Scorer(2.0))
+    scorer.weight = 3.0  # what set_parameter does
+    assert code_fingerprint(scorer) == code_fingerprint(_Scorer(3.0)) != declared
+
+
+def test_an_object_may_declare_its_fingerprint():
+    class Model:
+        def __init__(self, path, loaded):
+            self.path, self.loaded = path, loaded
+
+        def __fingerprint__(self):
+            return {"path": self.path}
+
+    assert code_fingerprint(Model("m", threading.Lock())) == code_fingerprint(Model("m", 1))
+    assert code_fingerprint(Model("m", 1)) != code_fingerprint(Model("n", 1))
+
+
+def test_a_pipeline_that_ran_keeps_its_fingerprint_and_pickles(sample_index, sample):
+    # Before: "cannot pickle 'pyterrier_pisa._pisathon.RetrievalContext' object", so a
+    # pipeline object that had run was never reused, and could not go to a worker.
+    import pickle
+
+    import mathir
+    from mathir.topics.arqmath import read_task1_topics
+
+    topics = read_task1_topics(sample.task1_topics)
+    pipe = mathir.bm25(sample_index)
+    declared = code_fingerprint(pipe)
+    ran = pipe(topics)
+    assert code_fingerprint(pipe) == declared == code_fingerprint(mathir.bm25(sample_index))
+    assert pipeline_identity("bm25", transformer=pipe)["code"] == declared
+    for changed in (mathir.bm25(sample_index, k1=0.9), mathir.bm25(sample_index, num_results=5)):
+        assert code_fingerprint(changed) != declared
+    again = pickle.loads(pickle.dumps(pipe))
+    assert again(topics)[["qid", "docno"]].equals(ran[["qid", "docno"]])

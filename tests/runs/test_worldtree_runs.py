@@ -118,14 +118,14 @@ def test_reading_matches_reading_everything_with_pandas(lines, width, sep):
 
 def test_a_file_the_fast_reader_refuses_is_closed(tmp_path):
     import gc
-    import warnings
-
-    from mathir.runs.worldtree import _read_predictions_fast
 
     bad = tmp_path / "p.txt"
-    bad.write_text("WT_DEV_01\tx\ty\n")  # three columns: the fast reader returns None
+    # three columns: the fast reader (pandas) gives up on it and the line reader names
+    # the line; the file the fast reader opened is closed all the same
+    bad.write_text("WT_DEV_01\tx\ty\n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        assert _read_predictions_fast(bad, None) is None
+        with pytest.raises(InputError, match=r"p.txt:1: expected 2 columns"):
+            read_run(bad)
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
