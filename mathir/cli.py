@@ -34,7 +34,7 @@ def tasks_overview() -> str:
         lines += [f"{name}: {task.description}",
                   f"  --year/--split: {', '.join(task.years) or '-'}",
                   f"  pipelines: {', '.join(pipes)}",
-                  f"  measures: {', '.join(task.measures)} (primary {task.primary_measure})"]
+                  f"  measures: {', '.join(task.measure_names)} (primary {task.primary_measure})"]
     return "\n".join(lines)
 
 
@@ -44,36 +44,56 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mathir", description="Math-aware retrieval experiments.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    _add_demo(sub)
+    _add_experiment(sub, overview)
+    _add_index(sub)
+    _add_run(sub)
+    _add_evaluate(sub)
+    _add_train_reranker(sub)
+    _add_reproduce(sub)
+    _add_view(sub)
+    _add_tasks(sub)
+    _add_answers(sub)
+    return p
 
-    def common(sp, data=True):
-        sp.add_argument("--quiet", action="store_true", help="no progress bars")
-        if data:
-            sp.add_argument("--data", help="directory with the official files (default: embedded sample)")
-            sp.add_argument("--collection", help="collection file/directory (default: found under --data)")
-            g = sp.add_mutually_exclusive_group()
-            g.add_argument("--year", help="evaluation year (ARQMath: 2020, 2021, 2022)")
-            g.add_argument("--split", help="split (WorldTree, word problems)")
 
+def _add_common(sp) -> None:
+    """``--quiet`` and the options that find a task's files: ``--data``, ``--collection``,
+    ``--year`` or ``--split``."""
+    sp.add_argument("--quiet", action="store_true", help="no progress bars")
+    sp.add_argument("--data", help="directory with the official files (default: embedded sample)")
+    sp.add_argument("--collection", help="collection file/directory (default: found under --data)")
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--year", help="evaluation year (ARQMath: 2020, 2021, 2022)")
+    g.add_argument("--split", help="split (WorldTree, word problems)")
+
+
+def _add_demo(sub) -> None:
+    """``mathir demo``: every task on the embedded samples."""
     sp = sub.add_parser("demo", help="every task on the embedded samples")
     sp.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
     sp.add_argument("--quiet", action="store_true", help="no progress bars")
 
+
+def _add_experiment(sub, overview: bool) -> None:
+    """``mathir experiment``: index, run the task's pipelines, compare them."""
     sp = sub.add_parser("experiment", help="index, run the task's pipelines, compare them",
                         epilog="tasks (* = default pipelines):\n" + tasks_overview()
                         if overview else None,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sp.add_argument("task")
-    common(sp)
+    _add_common(sp)
     sp.add_argument("--pipelines", help="comma-separated pipeline names (default: the task's "
                     "defaults, plus those of --pipeline and --pipelines-file)")
     _add_own_pipelines(sp)
     sp.add_argument("--out", default="runs", help="output folder for run files (default: runs)")
-    sp.add_argument("--index", help="index directory (default: under OUT/.index)")
+    sp.add_argument("--index", help="index directory (default: one per task and collection under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
     _add_model_options(sp)
     sp.add_argument("--format", choices=FORMATS + ("html",), default="table",
                     help="html writes a self-contained report beside the runs")
-    sp.add_argument("--run-format", choices=("arqmath", "trec"), default="arqmath",
-                    help="run files: arqmath (default; the ARQMath-2/3 submission format, 5 "
+    sp.add_argument("--run-format", choices=_run_formats(),
+                    help="run files (default: the task's own format, the first of its run "
+                    "formats in 'mathir tasks'): arqmath (the ARQMath-2/3 submission format, 5 "
                     "columns; WorldTree: its predict format) or trec (6 columns)")
     sp.add_argument("--per-topic", metavar="FILE.csv",
                     help="write per-topic scores (qid, run, one column per measure) there, "
@@ -89,10 +109,13 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("--no-reuse", action="store_true",
                     help="recompute runs even when their manifests still match")
 
+
+def _add_index(sub) -> None:
+    """``mathir index``: build (or reuse) the task's index."""
     sp = sub.add_parser("index", help="build (or reuse) the task's index")
     sp.add_argument("task")
-    common(sp)
-    sp.add_argument("--index", required=True, help="index directory")
+    _add_common(sp)
+    sp.add_argument("--index", help="index directory (default: one per task and collection under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
     sp.add_argument("--shards", type=int, default=None, metavar="N",
                     help="index N slices of the collection side by side: arqmath-task2 "
                          "merges them into the same index (or keeps them, with --scoring "
@@ -107,20 +130,27 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
                          "searched side by side, BM25 impacts from the whole collection: "
                          "the same ranking for any N); default: an existing index's")
 
+
+def _add_run(sub) -> None:
+    """``mathir run``: run one pipeline and write its run file."""
     sp = sub.add_parser("run", help="run one pipeline and write its run file")
     sp.add_argument("task")
-    common(sp)
+    _add_common(sp)
     sp.add_argument("--pipeline", required=True, metavar="NAME[=MODULE:FACTORY]",
                     help="a pipeline of the task, of an entry point or of --pipelines-file, "
                     "or NAME=package.module:factory")
     sp.add_argument("--pipelines-file", action="append", metavar="FILE.py",
                     help="a Python file defining PIPELINES = {name: pipeline}")
-    sp.add_argument("--index", help="index directory (default: under the run's folder)")
+    sp.add_argument("--index", help="index directory (default: one per task and collection under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
     sp.add_argument("--out", required=True, help="run file to write")
-    sp.add_argument("--run-format", choices=("arqmath", "trec", "predict"), default="arqmath",
-                    help="run file format (WorldTree: arqmath means its own 'predict' format)")
+    sp.add_argument("--run-format", choices=_run_formats(),
+                    help="run file format (default: the task's own; WorldTree: arqmath means "
+                    "its own 'predict' format)")
     _add_model_options(sp)
 
+
+def _add_evaluate(sub) -> None:
+    """``mathir evaluate``: evaluate run files with the task's measures."""
     sp = sub.add_parser("evaluate", help="evaluate run files with the task's measures")
     sp.add_argument("task")
     sp.add_argument("--qrels", required=True)
@@ -128,27 +158,22 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("--qrels-duplicates", choices=("error", "last"), default="error",
                     help="a document judged twice for a topic: an error, as in trec_eval "
                     "(default), or the last judgment counts, as in ir_measures")
-    sp.add_argument("--formula-index", help="formula index TSV (Task 2: formula id -> visual id)")
-    sp.add_argument("--qrels-key", choices=("visual_id", "formula_id"),
-                    help="Task 2: what the qrels' doc ids are (default visual_id; formula-id "
-                         "qrels become visual-id qrels with the maximum relevance)")
-    sp.add_argument("--assignments", help="Task 3: run/topic -> judged answer id file")
-    sp.add_argument("--tablestore", help="WorldTree: tablestore tables/ directory (default: "
-                    "found beside the questions file)")
-    sp.add_argument("--model", help="Task 3 LO/CS: tokenizer and BERTScore model, a local path "
-                    "or a cached name (default: packaged all-MiniLM-L6-v2; official: "
-                    "witiko/mathberta)")
-    sp.add_argument("--layer", type=int, help="Task 3 CS: BERTScore layer (default: 6; 10 for "
-                    "witiko/mathberta)")
-    sp.add_argument("--tokenizer", help="Task 3 LO: tokenizer (default: the model's)")
+    for option, tasks in _evaluation_options().items():
+        metavar = None if option.choices else option.metavar or option.name.upper()
+        sp.add_argument(option.flag, dest=f"option_{option.name}", type=option.type,
+                        choices=option.choices or None, metavar=metavar,
+                        help=f"{option.help} [{', '.join(tasks)}]")
     sp.add_argument("--format", choices=FORMATS, default="table")
     sp.add_argument("runs", nargs="*", metavar="RUN",
                     help="run files (arqmath-task3 with --assignments: default every run it names)")
 
+
+def _add_train_reranker(sub) -> None:
+    """``mathir train-reranker``: fine-tune a cross-encoder (or bi-encoder) on qrels."""
     sp = sub.add_parser("train-reranker", help="fine-tune a cross-encoder on the task's qrels "
                         "(needs mathir[neural])")
     sp.add_argument("task")
-    common(sp)
+    _add_common(sp)
     sp.add_argument("--base", help="model to start from: a local path or cached name "
                     "(default: packaged all-MiniLM-L6-v2)")
     sp.add_argument("--out", required=True, help="directory for the trained model")
@@ -176,34 +201,6 @@ def _parser(overview: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("--loss", choices=("pointwise", "listwise"), default="pointwise",
                     help="cross-encoder loss: pointwise (binary cross-entropy; default) or "
                     "listwise (softmax over a positive and its query's negatives)")
-
-    _add_reproduce(sub)
-
-    sp = sub.add_parser("view", help="write the HTML report and run explorer of any run "
-                        "files (the page `experiment --format html` writes)")
-    sp.add_argument("runs", nargs="+", metavar="RUN", help="run files (named by file stem)")
-    sp.add_argument("--task", required=True, help="the task the runs are for")
-    common(sp)
-    sp.add_argument("--out", help="HTML file to write (default: report.html beside the first run)")
-    sp.add_argument("--baseline", help="run (file stem) the others are compared with "
-                    "(default: the first)")
-    sp.add_argument("--depth", type=int, default=20,
-                    help="results listed per run and topic (default 20; the page shows the "
-                    "top k of them, k chosen in the page)")
-
-    sp = sub.add_parser("tasks", help="the tasks, their pipelines and measures")
-    sp.add_argument("--format", choices=("text", "json"), default="text")
-
-    sp = sub.add_parser("answers", help="check model answers against gold answers (JSON lines)")
-    sp.add_argument("--input", required=True, help='JSON lines {"response", "gold", ["extract", '
-                    '"check", "policy"]}')
-    sp.add_argument("--format", choices=("json", "table"), default="json",
-                    help="json: each line back with extracted and correct added (default); "
-                    "table: counts and accuracy")
-    sp.add_argument("--timeout", type=float, default=5.0,
-                    help="seconds per symbolic (LaTeX) check, above 0 (default: 5; inf: no "
-                    "limit)")
-    return p
 
 
 def _add_reproduce(sub) -> None:
@@ -240,6 +237,40 @@ def _add_reproduce(sub) -> None:
     sp.add_argument("--max-questions", type=int, help=argparse.SUPPRESS)
     sp.add_argument("--max-steps", type=int, help=argparse.SUPPRESS)
     sp.add_argument("--sequential", action="store_true", help=argparse.SUPPRESS)
+
+
+def _add_view(sub) -> None:
+    """``mathir view``: the HTML report and run explorer of any run files."""
+    sp = sub.add_parser("view", help="write the HTML report and run explorer of any run "
+                        "files (the page `experiment --format html` writes)")
+    sp.add_argument("runs", nargs="+", metavar="RUN", help="run files (named by file stem)")
+    sp.add_argument("--task", required=True, help="the task the runs are for")
+    _add_common(sp)
+    sp.add_argument("--out", help="HTML file to write (default: report.html beside the first run)")
+    sp.add_argument("--baseline", help="run (file stem) the others are compared with "
+                    "(default: the first)")
+    sp.add_argument("--depth", type=int, default=20,
+                    help="results listed per run and topic (default 20; the page shows the "
+                    "top k of them, k chosen in the page)")
+
+
+def _add_tasks(sub) -> None:
+    """``mathir tasks``: the tasks, their pipelines and measures."""
+    sp = sub.add_parser("tasks", help="the tasks, their pipelines and measures")
+    sp.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _add_answers(sub) -> None:
+    """``mathir answers``: check model answers against gold answers."""
+    sp = sub.add_parser("answers", help="check model answers against gold answers (JSON lines)")
+    sp.add_argument("--input", required=True, help='JSON lines {"response", "gold", ["extract", '
+                    '"check", "policy"]}')
+    sp.add_argument("--format", choices=("json", "table"), default="json",
+                    help="json: each line back with extracted and correct added (default); "
+                    "table: counts and accuracy")
+    sp.add_argument("--timeout", type=float, default=5.0,
+                    help="seconds per symbolic (LaTeX) check, above 0 (default: 5; inf: no "
+                    "limit)")
 
 
 def _add_own_pipelines(sp) -> None:
@@ -325,6 +356,9 @@ def _cmd_demo(args) -> None:
 
     require_writable_dir(args.out, "--out folder")
     for name, task in TASKS.items():
+        if not task.has_sample:  # e.g. a plug-in's task: it needs its data
+            print(f"== {name}: no embedded sample (mathir experiment {name} --data DIR) ==\n")
+            continue
         res = run_experiment(task, out=args.out, quiet=args.quiet)
         print(f"== {name} ({task.description}) on the embedded sample ==")
         print(format_table(res.table, "table"))
@@ -348,23 +382,35 @@ def _selection(task, args, own: dict[str, object]) -> list:
 
 
 def _cmd_experiment(args) -> None:
-    from mathir.evaluation.tables import format_table
-    from mathir.experiment import run_experiment, significance_note, write_per_topic
+    from mathir.experiment import run_experiment
     from mathir.tasks import get_task
 
     task = get_task(args.task)
-    require_writable_dir(args.out, "--out folder")
-    if args.per_topic:
-        require_output_file(args.per_topic, "--per-topic file")
-        if task.per_topic is None:
-            raise InputError(f"--per-topic: {task.name} has no per-topic scores (its measures "
-                             "are means only)")
+    _check_experiment_outputs(task, args)
     own = _own_pipelines(args)
     res = run_experiment(task, _data(task, args), _selection(task, args, own), out=args.out,
                          index_dir=args.index, quiet=args.quiet, baseline=args.baseline,
                          test=args.test, correction=args.correction, workers=args.workers,
                          ray_address=args.ray, reuse=not args.no_reuse, options=_options(args),
                          run_format=args.run_format)
+    _print_experiment(res, args)
+
+
+def _check_experiment_outputs(task, args) -> None:
+    """``--out`` and ``--per-topic`` can be written, checked before any work."""
+    require_writable_dir(args.out, "--out folder")
+    if args.per_topic:
+        require_output_file(args.per_topic, "--per-topic file")
+        if not task.has_per_topic:
+            raise InputError(f"--per-topic: {task.name} has no per-topic scores (its measures "
+                             "are means only)")
+
+
+def _print_experiment(res, args) -> None:
+    """The table on stdout; the report, per-topic files and each run's line on stderr."""
+    from mathir.evaluation.tables import format_table
+    from mathir.experiment import significance_note, write_per_topic
+
     if res.table is None:
         print("no qrels for these topics; runs written:", file=sys.stderr)
     else:
@@ -406,7 +452,7 @@ def _cmd_run(args) -> None:
     from mathir.tasks import get_task
 
     task = get_task(args.task)
-    task.check_run_format(args.run_format)
+    run_format = task.check_run_format(args.run_format or task.run_formats[0])
     out = require_output_file(args.out, "--out run file")
     own = _own_pipelines(argparse.Namespace(
         pipelines_file=args.pipelines_file, own=[args.pipeline] if "=" in args.pipeline else []))
@@ -415,22 +461,46 @@ def _cmd_run(args) -> None:
                                  _options(args))[name]
     data = _data(task, args)
     write_pipeline_run(task, pipeline, data, out, index_dir=args.index, quiet=args.quiet,
-                       run_format=args.run_format)
+                       run_format=run_format)
     print(f"{out}: {task.read_run(out)['qid'].nunique()} topics (manifest: "
           f"{out.with_name(out.stem + '.manifest.json').name})")
+
+
+def _run_formats() -> list[str]:
+    """The run formats of every registered task (``--run-format``'s choices)."""
+    from mathir.tasks import TASKS
+
+    return list(dict.fromkeys(f for t in TASKS.values() for f in t.run_formats))
+
+
+def _evaluation_options() -> dict:
+    """Every registered task's evaluation options (:class:`mathir.tasks.Option`), each
+    with the tasks that declare it: the flags of ``mathir evaluate``."""
+    from mathir.tasks import TASKS
+
+    found: dict = {}
+    for name, task in TASKS.items():
+        for option in task.options:
+            same = next((o for o in found if o.name == option.name), option)
+            found.setdefault(same, []).append(name)
+    return found
 
 
 def _cmd_evaluate(args) -> None:
     from mathir.evaluation.tables import format_table
     from mathir.experiment import evaluate_runs
+    from mathir.tasks import get_task
 
-    options = {k: v for k, v in (("formula_index", args.formula_index),
-                                 ("assignments", args.assignments),
-                                 ("tablestore", args.tablestore),
-                                 ("qrels_key", args.qrels_key)) if v}
-    options.update({k: v for k, v in (("model", args.model), ("layer", args.layer),
-                                      ("tokenizer", args.tokenizer)) if v is not None})
-    table = evaluate_runs(args.task, args.qrels, args.runs, args.topics,
+    task = get_task(args.task)
+    options = {k.removeprefix("option_"): v for k, v in vars(args).items()
+               if k.startswith("option_") and v is not None}
+    declared = {o.name for o in task.options}
+    unused = sorted(set(options) - declared)
+    if unused:
+        flags = ", ".join("--" + u.replace("_", "-") for u in unused)
+        own = ", ".join(o.flag for o in task.options) or "none"
+        raise InputError(f"{flags}: not an option of {task.name} (its options: {own})")
+    table = evaluate_runs(task, args.qrels, args.runs, args.topics,
                           qrels_duplicates=args.qrels_duplicates, **options)
     print(format_table(table, args.format))
 
@@ -454,11 +524,6 @@ def _cmd_answers(args) -> None:
         print(f"{correct}/{n} correct", file=sys.stderr)
 
 
-COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,
-            "run": _cmd_run, "evaluate": _cmd_evaluate}
-COMMANDS["answers"] = _cmd_answers
-
-
 def _cmd_tasks(args) -> None:
     if args.format == "text":
         print(tasks_overview())
@@ -473,11 +538,9 @@ def _cmd_tasks(args) -> None:
                              "pipelines": list(dict.fromkeys([*t.pipelines,
                                                               *plugins.get(name, {})])),
                              "default_pipelines": list(t.default_pipelines),
-                             "measures": dict(t.measures), "primary_measure": t.primary_measure}
+                             "measures": {m.name: m.description for m in t.measures},
+                             "primary_measure": t.primary_measure}
                       for name, t in TASKS.items()}))
-
-
-COMMANDS["tasks"] = _cmd_tasks
 
 
 def _cmd_view(args) -> None:
@@ -492,15 +555,8 @@ def _cmd_view(args) -> None:
                     depth=args.depth))
 
 
-COMMANDS["view"] = _cmd_view
-
-
 def _cmd_train_reranker(args) -> None:
-    from mathir.pipelines.reranker_training import (
-        task_training_pairs,
-        train_bi_encoder,
-        train_cross_encoder,
-    )
+    from mathir.pipelines.reranker_training import train_bi_encoder, train_cross_encoder
     from mathir.tasks import get_task
 
     if args.kind == "bi-encoder" and args.loss != "pointwise":
@@ -510,14 +566,7 @@ def _cmd_train_reranker(args) -> None:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise InputError("--out (the model directory) is a file", path=args.out)
     require_writable_dir(Path(args.out).parent, "folder of --out")
-    labels = (args.year or args.split or "").split(",")
-    datasets = [task.data(args.data, label or None, args.collection) for label in labels]
-    pairs = task_training_pairs(task, datasets, rel=args.rel, negatives_per_positive=args.negatives,
-                                first_stage=args.first_stage, max_pairs=args.max_pairs,
-                                negative_depth=args.negative_depth, seed=args.seed,
-                                quiet=args.quiet)
-    print(f"{len(pairs)} pairs ({int(pairs['label'].sum())} positive) from "
-          f"{pairs['qid'].nunique()} topics", file=sys.stderr)
+    pairs = _training_pairs(task, args)
     options = {} if args.kind == "bi-encoder" else {"loss": args.loss}
     train = train_bi_encoder if args.kind == "bi-encoder" else train_cross_encoder
     out = train(pairs, args.out, base=args.base, epochs=args.epochs, batch_size=args.batch_size,
@@ -527,30 +576,43 @@ def _cmd_train_reranker(args) -> None:
     print(f"{out}: {args.kind} trained on {len(pairs)} pairs")
 
 
-COMMANDS["train-reranker"] = _cmd_train_reranker
+def _training_pairs(task, args):
+    """The training pairs of ``--year``/``--split`` (comma-separated: all of them), said
+    on stderr."""
+    from mathir.pipelines.reranker_training import task_training_pairs
+
+    labels = (args.year or args.split or "").split(",")
+    datasets = [task.data(args.data, label or None, args.collection) for label in labels]
+    pairs = task_training_pairs(task, datasets, rel=args.rel, negatives_per_positive=args.negatives,
+                                first_stage=args.first_stage, max_pairs=args.max_pairs,
+                                negative_depth=args.negative_depth, seed=args.seed,
+                                quiet=args.quiet)
+    print(f"{len(pairs)} pairs ({int(pairs['label'].sum())} positive) from "
+          f"{pairs['qid'].nunique()} topics", file=sys.stderr)
+    return pairs
 
 
 def _cmd_reproduce(args) -> None:
     import json
 
-    from mathir.reproduce import combine_reports, markdown_tables, reproduce_worldtree
+    from mathir.reproduction.worldtree import (
+        combine_reports,
+        markdown_tables,
+        reproduce_worldtree,
+    )
 
+    progress = (lambda line: None) if args.quiet else None
     if args.combine:
         report = combine_reports(args.combine, args.out, ensemble=args.ensemble,
-                                 progress=(lambda line: None) if args.quiet else None)
+                                 progress=progress)
         print(json.dumps(report) if args.json else markdown_tables(report))
         return
-    if args.seeds < 1:
-        raise InputError("--seeds must be at least 1")
-    for name in ("max_questions", "max_steps"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise InputError(f"--{name.replace('_', '-')} must be at least 1")
+    _check_reproduce_counts(args)
     report = reproduce_worldtree(
         args.data, seeds=args.seed or list(range(args.seeds)), models_dir=args.models,
         out=args.out, evaluate=("dev",) if args.no_test else ("dev", "test"),
         ensemble=args.ensemble, parallel=not args.sequential, smoke=args.smoke,
-        max_questions=args.max_questions, max_steps=args.max_steps,
-        progress=(lambda line: None) if args.quiet else None)
+        max_questions=args.max_questions, max_steps=args.max_steps, progress=progress)
     if args.json:
         print(json.dumps(report))
         return
@@ -559,7 +621,20 @@ def _cmd_reproduce(args) -> None:
         print(f"{what}: {path}", file=sys.stderr)
 
 
-COMMANDS["reproduce"] = _cmd_reproduce
+def _check_reproduce_counts(args) -> None:
+    """``--seeds``, ``--max-questions`` and ``--max-steps`` at least 1, before any work."""
+    if args.seeds < 1:
+        raise InputError("--seeds must be at least 1")
+    for name in ("max_questions", "max_steps"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1")
+
+
+#: command name -> handler (tests replace handlers here)
+COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,
+            "run": _cmd_run, "evaluate": _cmd_evaluate, "answers": _cmd_answers,
+            "tasks": _cmd_tasks, "view": _cmd_view, "train-reranker": _cmd_train_reranker,
+            "reproduce": _cmd_reproduce}
 
 
 class Terminated(BaseException):

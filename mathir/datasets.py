@@ -121,9 +121,12 @@ def canonical_name(name: str) -> str:
 
 
 def default_index_root() -> Path:
-    """Where :meth:`MathirDataset.get_index` builds indexes by default: PyTerrier's home
-    (``PYTERRIER_HOME``, else ``~/.pyterrier``) / ``mathir`` / ``indexes``."""
-    return Path(pt.io.pyterrier_home()) / "mathir" / "indexes"
+    """Where :meth:`MathirDataset.get_index` builds indexes by default: the one place of
+    every path, :func:`mathir.storage.index_root` (``$MATHIR_INDEX_DIR``, else
+    ``indexes`` under mathir's cache folder), so that ``mathir experiment`` reuses them."""
+    from mathir.storage import index_root
+
+    return index_root()
 
 
 class MathirDataset(pt.datasets.Dataset):
@@ -286,7 +289,9 @@ class MathirDataset(pt.datasets.Dataset):
                  ) -> pd.DataFrame:
         """The task's table of ``results`` (one result frame, or frames by run name)
         against this dataset's qrels (:meth:`get_qrels`) and extra files: the figures of
-        ``mathir experiment`` on the same data. ``options`` go to the task's evaluation.
+        ``mathir experiment`` on the same data, for each frame is written as the task's run
+        file and read back as the experiment reads it. ``options`` go to the task's
+        evaluation.
 
         >>> import mathir
         >>> ds = dataset("arqmath/task1/sample")
@@ -294,10 +299,20 @@ class MathirDataset(pt.datasets.Dataset):
         >>> list(ds.evaluate({"bm25": res}).columns)
         ["nDCG'", "MAP'", "P'@10", 'bpref']
         """
+        import tempfile
+
         import pandas as pd
 
-        runs = {"run": results} if isinstance(results, pd.DataFrame) else dict(results)
-        return self.task().table(runs, self.get_qrels(), **{**self.get_extras(), **options})
+        task = self.task()
+        given = {"run": results} if isinstance(results, pd.DataFrame) else dict(results)
+        topics = self.get_topics()["qid"]
+        runs = {}
+        with tempfile.TemporaryDirectory(prefix="mathir-evaluate-") as tmp:
+            for name, frame in given.items():  # as mathir experiment: its run file, read
+                path = task.write_run(frame, Path(tmp) / "run.tsv", name=name,
+                                      format=task.run_formats[0], topics=topics)
+                runs[name] = task.read_run(path, topics=set(topics))
+        return task.table(runs, self.get_qrels(), **{**self.get_extras(), **options})
 
     def get_extras(self) -> dict[str, Path]:
         """The task's extra files by option name (e.g. ``formula_index``, ``assignments``,

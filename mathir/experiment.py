@@ -471,7 +471,7 @@ def write_pipeline_run(task: Task | str, pipeline: str | Pipeline, data: TaskDat
     chosen = pipeline if isinstance(pipeline, Pipeline) else \
         resolve_pipelines(task, [pipeline], options)[pipeline]
     out = Path(out)
-    index = task.index(data, index_dir, quiet=quiet, cache_root=out.parent / ".index")
+    index = task.index(data, index_dir, quiet=quiet)
     topics = task.read_topics(data.topics)
     with exclusive_lock(out):
         return _run_with_manifest(task, chosen, index, topics, out,
@@ -481,8 +481,9 @@ def write_pipeline_run(task: Task | str, pipeline: str | Pipeline, data: TaskDat
 
 def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFrame, out: Path,
                  quiet: bool = False, workers: int = 1, ray_address: str | None = None,
-                 run_format: str = "arqmath", **kwargs) -> Path:
-    """Run one pipeline over ``topics`` and write its run file to ``out``.
+                 run_format: str | None = None, **kwargs) -> Path:
+    """Run one pipeline over ``topics`` and write its run file to ``out`` (in
+    ``run_format``, by default the task's own: the first of ``task.run_formats``).
 
     ``pipeline`` is a name (of the task's pipelines or of an entry point; ``kwargs`` go
     to its factory, e.g. ``cross_encoder=PATH``) or a :class:`Pipeline`. With
@@ -499,6 +500,7 @@ def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFra
                              available)
         pipeline = Pipeline(declared.name, declared.factory, {**declared.kwargs, **kwargs},
                             declared.transformer, declared.origin)
+    run_format = task.check_run_format(run_format or task.run_formats[0])
     return _run(task, pipeline, index, topics, Path(out), quiet, workers, ray_address,
                 run_format)[0]
 
@@ -584,7 +586,7 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
                    quiet: bool = False, baseline: str | None = None, test: str = "t",
                    correction: str = "holm", workers: int = 1, ray_address: str | None = None,
                    reuse: bool = True, options: Mapping[str, Any] | None = None,
-                   run_format: str = "arqmath") -> ExperimentResult:
+                   run_format: str | None = None) -> ExperimentResult:
     """Index, run each pipeline, write run files with manifests, evaluate and compare.
 
     ``pipelines``: see :func:`resolve_pipelines` — the task's names, entry-point names,
@@ -613,7 +615,7 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     check_test(test, correction)
     if ray_address:
         require_extra("cluster", "--ray (running on a Ray cluster)")
-    task.check_run_format(run_format)
+    run_format = task.check_run_format(run_format or task.run_formats[0])
     chosen = resolve_pipelines(task, pipelines, options)
     names = list(chosen)
     if not names:
@@ -634,7 +636,7 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
     qrels = task.read_qrels(data.qrels) if data.qrels else None
     known = set(topics["qid"])
     t0 = time.perf_counter()
-    index = task.index(data, index_dir, quiet=quiet, cache_root=out / ".index")
+    index = task.index(data, index_dir, quiet=quiet)
     seconds = {"index": time.perf_counter() - t0}
     runs: dict[str, Path] = {}
     loaded: dict[str, pd.DataFrame] = {}
@@ -814,12 +816,11 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
     results side by side, formulas rendered).
     """
     from mathir.evaluation.report import (
-        breakdown_chart,
+        breakdown_figures,
         html_report,
         per_topic_chart,
         write_report,
     )
-    from mathir.topics.arqmath import read_topic_metadata
 
     if result.table is None:
         raise InputError("no qrels, so nothing to report for these runs")
@@ -831,13 +832,9 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
     if result.per_topic and result.baseline:
         figures.append((f"{primary} per topic against {result.baseline}",
                         per_topic_chart(result.per_topic, primary, result.baseline)))
-        if result.data.metadata is not None:
-            meta = read_topic_metadata(result.data.metadata).set_index("qid")
-            for column in ("category", "difficulty", "dependency"):
-                if column in meta.columns:
-                    figures.append((f"{primary} by topic {column}",
-                                    breakdown_chart(result.per_topic, primary, meta[column],
-                                                    f"{primary} by topic {column}")))
+        if result.data.metadata is not None and task.topic_groups is not None:
+            figures += breakdown_figures(result.per_topic, primary,
+                                         task.topic_groups(result.data.metadata))
     for what, file in result.files.items():
         if Path(file).suffix == ".png":
             png = result.figures.get(what) or Path(file).read_bytes()

@@ -242,10 +242,21 @@ def test_unknown_configure_argument_is_refused(provider):
         pt.get_dataset("mathir:arqmath/task1/sample", user="x")
 
 
-def test_get_index_builds_under_pyterrier_home_by_default(provider, tmp_path, monkeypatch):
-    monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path))
+def test_get_index_builds_where_every_path_does(provider, tmp_path, monkeypatch, capsys):
+    # one rule: MATHIR_INDEX_DIR, else indexes/ under the cache folder; mathir experiment
+    # then reuses the dataset's index instead of building its own
+    monkeypatch.setenv("MATHIR_INDEX_DIR", str(tmp_path / "idx"))
     index = pt.get_dataset("mathir:worldtree/sample").get_index()
-    assert index.path.is_relative_to(tmp_path / "mathir" / "indexes")
+    assert index.path.is_relative_to(tmp_path / "idx")
+    from mathir.cli import main
+
+    assert main(["experiment", "worldtree", "--pipelines", "tfidf", "--out",
+                 str(tmp_path / "runs"), "--quiet"]) == 0
+    assert [p.name for p in (tmp_path / "idx").iterdir() if p.is_dir()] == [index.path.name]
+    monkeypatch.delenv("MATHIR_INDEX_DIR")
+    monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
+    index = pt.get_dataset("mathir:worldtree/sample").get_index()
+    assert index.path.is_relative_to(tmp_path / "cache" / "indexes")
     assert index.num_docs == len(read_tablestore(worldtree_sample().tables).facts)
 
 

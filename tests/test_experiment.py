@@ -190,3 +190,24 @@ def test_mathir_run_over_an_experiment_run_is_not_taken_for_it(tmp_path, capsys)
     again = run_experiment("arqmath-task1", out=tmp_path, quiet=True)
     assert again.reused == ["tfidf"] and "bm25" in again.recomputed
     assert again.table.equals(first.table)
+
+
+def test_the_report_breaks_task1_down_by_the_topic_groups_it_declares(tmp_path):
+    # the report knows no task's files: Task 1 declares its topic groups (category,
+    # difficulty, dependency of the topic information file), the report draws them
+    import dataclasses
+
+    from mathir.experiment import write_experiment_report
+    from mathir.tasks import get_task
+
+    task = get_task("arqmath-task1")
+    data = task.data()
+    topics = task.read_topics(data.topics)["qid"]
+    meta = tmp_path / "Task1_ARQMath3_Topic_Information.csv"
+    meta.write_text("Topic,Category,Difficulty,Dependency\n" + "".join(
+        f"{q},{'Proof' if i % 2 else 'Concept'},Low,Both\n" for i, q in enumerate(topics)))
+    res = run_experiment(task, dataclasses.replace(data, metadata=meta), ["tfidf", "bm25"],
+                         out=tmp_path / "runs", quiet=True)
+    page = write_experiment_report(res).read_text()
+    for column in ("category", "difficulty", "dependency"):
+        assert f"alt='nDCG&#x27; by topic {column}'" in page

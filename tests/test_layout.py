@@ -130,7 +130,7 @@ def test_the_cycle_check_can_fail():
 
 def test_data_flows_one_way_between_stages():
     # docs/architecture.md: files -> indexing/topics/qrels -> pipelines -> runs -> evaluation; only
-    # tasks, experiment and cli wire them together. answers (answer checking, templates
+    # tasks, experiment, reproduction and cli wire them together. answers (answer checking, templates
     # and the template solver) is math that pipelines and evaluation both use.
     order = {"indexing": 0, "topics": 0, "qrels": 0, "answers": 1, "pipelines": 1, "runs": 2,
              "evaluation": 3}

@@ -1,10 +1,12 @@
-"""One experiment, one number, whichever way it is run.
+"""One experiment, one number, whichever way it is run — for every registered task.
 
-``pt.get_dataset("mathir:...")`` with ``pt.Experiment``, :func:`mathir.run_experiment`
-and ``mathir experiment`` evaluate ARQMath Task 1 alike, on the sample and on the real
-2022 judged pool. Before, the dataset's ``get_qrels()`` judged every document of the
-official qrels while the experiment judged only those of the collection: nDCG' 0.0957
-through PyTerrier against 0.7389 through mathir on 2022.
+The paths: the ``mathir:`` PyTerrier dataset (its index, topics and qrels; the task's
+table through ``ds.evaluate``, and ``pt.Experiment`` where the measures are ir_measures
+ones), :func:`mathir.run_experiment`, ``mathir experiment`` and ``mathir evaluate`` on
+the run file it wrote (with the flags of the task's declared options). Before, the
+dataset's ``get_qrels()`` of Task 1 judged every document of the official qrels while
+the experiment judged only those of the collection: nDCG' 0.0957 through PyTerrier
+against 0.7389 through mathir on 2022.
 """
 
 from __future__ import annotations
@@ -17,52 +19,121 @@ import pytest
 
 import mathir
 from mathir.cli import main
-from mathir.evaluation.prime import ARQMATH_MEASURES
+from mathir.tasks import TASKS, get_task
 from tests.conftest import real_path
 
+# task -> (dataset of its sample, a pipeline that is quick on it)
+SAMPLES = {"arqmath-task1": ("arqmath/task1/sample", "bm25"),
+           "arqmath-task2": ("arqmath/task2/sample", "formula-words"),
+           "arqmath-task3": ("arqmath/task3/sample", "bm25"),
+           "worldtree": ("worldtree/sample", "tfidf"),
+           "word-problems": ("word-problems/sample", "nearest-template")}
 
-def _three_ways(name: str, tmp_path, capsys, data=None, year=None, collection=None):
-    kwargs = {"data": str(data)} if data else {}
-    if collection:
-        kwargs["collection"] = str(collection)
-    ds = pt.get_dataset(f"mathir:{name}", **kwargs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "the collection holds N of the M judged documents"
-        qrels = ds.get_qrels()
-    measures = list(ARQMATH_MEASURES.values())
-    through_pt = pt.Experiment([mathir.bm25(ds.get_index())], ds.get_topics(), qrels,
-                               measures, names=["bm25"]).set_index("name").loc["bm25"]
-    task = mathir.tasks.get_task("arqmath-task1")
-    files = task.data(data, year, collection) if data else task.data()
-    res = mathir.run_experiment(task, files, out=tmp_path / "lib", quiet=True,
-                                pipelines=["bm25"])
-    argv = ["experiment", "arqmath-task1", "--pipelines", "bm25", "--out", str(tmp_path / "cli"),
-            "--format", "json", "--quiet"]
-    if data:
-        argv += ["--data", str(data), "--year", year]
-    if collection:
-        argv += ["--collection", str(collection)]
+
+def _cli_json(argv, capsys) -> dict:
     capsys.readouterr()
     assert main(argv) == 0
-    cli = json.loads(capsys.readouterr().out)["bm25"]
-    for label, measure in ARQMATH_MEASURES.items():
-        a, b, c = through_pt[str(measure)], res.table.loc["bm25", label], cli[label]
-        assert a == pytest.approx(b, abs=1e-9) and b == pytest.approx(c, abs=1e-4), label
-    return res.table.loc["bm25"]
+    return json.loads(capsys.readouterr().out)
 
 
-def test_the_sample_gives_one_number_three_ways(tmp_path, capsys):
-    _three_ways("arqmath/task1/sample", tmp_path, capsys)
+def every_path(task_name: str, dataset: str, pipeline: str, tmp_path, capsys,
+               data=None, split=None, collection=None) -> dict:
+    """The figures of ``pipeline`` by every path; asserts they agree and returns them."""
+    task = get_task(task_name)
+    configure = {"data": str(data)} if data else {}
+    if collection:
+        configure["collection"] = str(collection)
+    ds = pt.get_dataset(f"mathir:{dataset}", **configure)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "the collection holds N of the M judged documents"
+        topics = ds.get_topics()
+        results = task.pipeline(pipeline, ds.get_index()).transform(topics)
+        through_ds = ds.evaluate({pipeline: results}).loc[pipeline]
+        if all(m.ir_measure for m in task.measures) and task.prepare is None:
+            pt_table = pt.Experiment([results], topics, ds.get_qrels(), ds.get_measures(),
+                                     names=[pipeline]).set_index("name").loc[pipeline]
+            for m in task.measures:
+                assert pt_table[str(m.resolve())] == pytest.approx(through_ds[m.name],
+                                                                   abs=1e-9), m.name
+
+    files = task.data(data, split, collection) if data else task.data()
+    res = mathir.run_experiment(task, files, [pipeline], out=tmp_path / "lib", quiet=True)
+    assert list(res.table.columns) == list(task.measure_names)  # what the task declares
+    library = res.table.loc[pipeline]
+
+    argv = ["experiment", task_name, "--pipelines", pipeline, "--out", str(tmp_path / "cli"),
+            "--format", "json", "--quiet"]
+    if data:
+        argv += ["--data", str(data), "--year", split]
+    if collection:
+        argv += ["--collection", str(collection)]
+    cli = _cli_json(argv, capsys)[pipeline]
+
+    run_file = res.runs[pipeline]
+    flags = []
+    for option in task.options:
+        if option.name in files.extras:
+            flags += [option.flag, str(files.extras[option.name])]
+    qrels_file = files.qrels
+    if task.qrels_in_collection:  # judged as the collection holds them: the dataset's qrels
+        held = tmp_path / "held_qrels.tsv"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            q = ds.get_qrels()
+        q[["qid", "iteration", "docno", "label"]].to_csv(held, sep="\t", header=False,
+                                                         index=False)
+        qrels_file = held
+    evaluated = _cli_json(["evaluate", task_name, "--qrels", str(qrels_file), "--format",
+                           "json", *flags, str(run_file)], capsys)[run_file.stem]
+
+    for m in task.measure_names:
+        a, b = float(through_ds[m]), float(library[m])
+        assert a == pytest.approx(b, abs=1e-9), (m, "dataset", a, "run_experiment", b)
+        assert cli[m] == pytest.approx(b, abs=1e-4), (m, "mathir experiment")
+        assert evaluated[m] == pytest.approx(b, abs=1e-4), (m, "mathir evaluate")
+    return library.to_dict()
+
+
+def test_every_registered_task_with_a_sample_is_covered():
+    assert set(SAMPLES) == {n for n, t in TASKS.items() if t.has_sample}
+
+
+@pytest.mark.parametrize("task_name", list(SAMPLES))
+def test_the_sample_gives_one_number_every_way(task_name, tmp_path, capsys):
+    dataset, pipeline = SAMPLES[task_name]
+    every_path(task_name, dataset, pipeline, tmp_path, capsys)
 
 
 @pytest.mark.realdata
-def test_the_2022_judged_pool_gives_one_number_three_ways(tmp_path, capsys, monkeypatch):
+def test_task1_2022_judged_pool_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))  # the dataset's index
     data = real_path("arqmath")
     threads = real_path("arqmath", "collection_sample", "threads_all")
-    row = _three_ways("arqmath/task1/2022", tmp_path, capsys, data, "2022", threads)
+    row = every_path("arqmath-task1", "arqmath/task1/2022", "bm25", tmp_path, capsys, data,
+                     "2022", threads)
     assert row["nDCG'"] > 0.5  # the pool's figure, not the 0.0957 of judging all 34,847
     ds = pt.get_dataset("mathir:arqmath/task1/2022", data=str(data), collection=str(threads))
     with pytest.warns(UserWarning, match=r"the collection holds [\d,]+ of the 34,847 judged"):
         held = ds.get_qrels()
     assert len(ds.get_qrels("official")) == 34847 > len(held)
+
+
+@pytest.mark.realdata
+def test_task2_2022_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))
+    every_path("arqmath-task2", "arqmath/task2/2022", "formula-words", tmp_path, capsys,
+               real_path("arqmath"), "2022")
+
+
+@pytest.mark.realdata
+def test_worldtree_dev_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))
+    every_path("worldtree", "worldtree/dev", "tfidf", tmp_path, capsys, real_path("worldtree"),
+               "Dev")
+
+
+@pytest.mark.realdata
+def test_draw1k_test_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))
+    every_path("word-problems", "word-problems/draw1k/test", "nearest-template", tmp_path,
+               capsys, real_path("word_problems"), "test")

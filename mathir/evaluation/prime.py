@@ -19,17 +19,18 @@ import ir_measures
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.qrels.arqmath import judged_only
-from mathir.tasks.arqmath import PRIME_MEASURES
+from mathir.evaluation.measures import PRIME_MEASURES
+from mathir.qrels.arqmath import NOT_JUDGED_CODES, judged_only
 
 #: The ARQMath Task 1/2 measures by column name, as the tasks declare them
-#: (:data:`mathir.tasks.arqmath.PRIME_MEASURES`): ``nDCG(judged_only=True)``,
+#: (:data:`mathir.evaluation.measures.PRIME_MEASURES`): ``nDCG(judged_only=True)``,
 #: ``AP(rel=2, judged_only=True)``, ``P(rel=2, judged_only=True)@10``, ``Bpref(rel=2)``.
 ARQMATH_MEASURES: dict[str, ir_measures.Measure] = {m.name: m.resolve() for m in PRIME_MEASURES}
 
 
-def _qrels_for_ir_measures(qrels: pd.DataFrame) -> pd.DataFrame:
-    q = judged_only(qrels)
+def _qrels_for_ir_measures(qrels: pd.DataFrame, not_judged: tuple[int, ...]) -> pd.DataFrame:
+    q = judged_only(qrels) if not_judged == NOT_JUDGED_CODES else \
+        qrels[~qrels["label"].isin(not_judged)]
     return pd.DataFrame({"query_id": q["qid"].astype(str), "doc_id": q["docno"].astype(str),
                          "relevance": q["label"].astype(int)})
 
@@ -40,18 +41,24 @@ def _run_for_ir_measures(run: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_query(run: pd.DataFrame, qrels: pd.DataFrame,
-              measures: Mapping[str, ir_measures.Measure] = ARQMATH_MEASURES) -> pd.DataFrame:
+              measures: Mapping[str, ir_measures.Measure] = ARQMATH_MEASURES,
+              not_judged: tuple[int, ...] = NOT_JUDGED_CODES) -> pd.DataFrame:
     """One row per qrels topic, one column per measure; unanswered topics score 0.
+
+    ``not_judged``: labels that are not judgments (ARQMath Task 3's codes 5 and 6; a
+    task with other labels passes ``()``, as the tasks whose measures are declared
+    ir_measures ones do).
 
     >>> run = pd.DataFrame({"qid": ["A.1"], "docno": ["5"], "score": [1.0]})
     >>> qrels = pd.DataFrame({"qid": ["A.1", "A.2"], "docno": ["5", "6"], "label": [3, 2]})
     >>> per_query(run, qrels)["nDCG'"].tolist()
     [1.0, 0.0]
     """
-    q = _qrels_for_ir_measures(qrels)
+    q = _qrels_for_ir_measures(qrels, tuple(not_judged))
     if q.empty:  # no topic to average over: the mean would be NaN, not a score
-        raise InputError("the qrels judge no document (labels 5 and 6 count as not judged)",
-                         path=qrels.attrs.get("source"))
+        codes = f" (labels {', '.join(map(str, not_judged))} count as not judged)" \
+            if not_judged else ""
+        raise InputError(f"the qrels judge no document{codes}", path=qrels.attrs.get("source"))
     topics = sorted(q["query_id"].unique())
     names = {m: name for name, m in measures.items()}
     values = {name: dict.fromkeys(topics, 0.0) for name in measures}

@@ -93,6 +93,28 @@ def breakdown_chart(per_topic: Mapping[str, pd.DataFrame], measure: str,
     return _png(fig)
 
 
+def breakdown_figures(per_topic: Mapping[str, pd.DataFrame], measure: str,
+                      groups: pd.DataFrame) -> list[tuple[str, bytes]]:
+    """``(caption, PNG)`` per column of ``groups``: each system's mean ``measure`` per
+    group of topics (:func:`breakdown_chart`), in the column order of ``groups``.
+
+    ``groups`` has one row per topic, its ``qid`` as a column or as the index, and one
+    column per way of grouping the topics; the caller chooses them (e.g. ARQMath's
+    category, difficulty and dependency from the topic metadata file), so the report
+    knows no task's files.
+
+    >>> per_topic = {"bm25": pd.DataFrame({"qid": ["1", "2"], "MAP": [0.2, 0.4]})}
+    >>> groups = pd.DataFrame({"qid": ["1", "2"], "kind": ["proof", "concept"]})
+    >>> [caption for caption, _ in breakdown_figures(per_topic, "MAP", groups)]
+    ['MAP by topic kind']
+    """
+    if "qid" in groups.columns:
+        groups = groups.set_index("qid")
+    return [(f"{measure} by topic {column}",
+             breakdown_chart(per_topic, measure, groups[column], f"{measure} by topic {column}"))
+            for column in groups.columns]
+
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1000px;color:#212529}
 table{border-collapse:collapse;margin:1em 0}th,td{padding:.3em .7em;border-bottom:1px solid #dee2e6;text-align:right}

@@ -281,7 +281,7 @@ def task_training_pairs(task, datasets, rel: int | None = None, negatives_per_po
             raise InputError(f"no qrels for {data.label}: cannot train on it", path=data.topics)
         topics = task.read_topics(data.topics)
         qrels = task.read_qrels(data.qrels)
-        index = task.index(data, quiet=quiet, cache_root=Path("runs") / ".index")
+        index = task.index(data, quiet=quiet)
         texts = index_texts(index)
         level = rel if rel is not None else (2 if qrels["label"].max() > 1 else 1)
         judged = topics[topics["qid"].isin(set(qrels["qid"]))]

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mathir.errors import InputError
+from mathir.evaluation.measures import Measure
 from mathir.storage import walk_glob
 
 
@@ -101,35 +102,6 @@ class TaskData:
     extras: Mapping[str, Path] = field(default_factory=dict)
     # Per-topic information for report breakdowns (ARQMath: category, difficulty, ...).
     metadata: Path | None = None
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A measure of a task: its column name, what it measures, and how it is computed.
-
-    ``ir_measure`` is the measure in ir_measures' syntax (``"nDCG@10"``) or an ir_measures
-    object (e.g. one made with ``ir_measures.define_byquery``) when it is one: it then
-    computes the column, and ``pt.Experiment`` can take it; None when the task's own
-    evaluator computes it.
-
-    >>> m = Measure("P'@5", "precision at 5 over judged answers", "P(rel=2,judged_only=True)@5")
-    >>> m.resolve()
-    P(rel=2,judged_only=True)@5
-    """
-
-    name: str
-    description: str
-    ir_measure: Any = None
-
-    def resolve(self):
-        """The ir_measures object (imports ir_measures); ValueError when there is none."""
-        if self.ir_measure is None:
-            raise ValueError(f"{self.name} is computed by its task, not by ir_measures")
-        if not isinstance(self.ir_measure, str):
-            return self.ir_measure
-        import ir_measures
-
-        return ir_measures.parse_measure(self.ir_measure)
 
 
 @dataclass(frozen=True)
@@ -209,10 +181,10 @@ def _mean_of_topics(tables: Mapping, measures: tuple[str, ...]):
 
 def _ir_measures_per_topic(runs: Mapping, qrels, measures: Mapping) -> dict:
     """Per-topic ir_measures scores over every qrels topic (an unanswered topic scores 0,
-    as trec_eval -c and ARQMath average; labels 5/6 are not judgments)."""
+    as trec_eval -c and ARQMath average); every label is a judgment."""
     from mathir.evaluation.prime import per_query
 
-    return {name: per_query(run, qrels, measures) for name, run in runs.items()}
+    return {name: per_query(run, qrels, measures, not_judged=()) for name, run in runs.items()}
 
 
 def _measures(value) -> tuple[Measure, ...]:
@@ -286,6 +258,9 @@ class Task:
     #: (runs by name, qrels, **options) -> (runs, qrels) made ready for the measures
     #: (e.g. ARQMath Task 2: formulas to visual ids, one per visual id)
     prepare: Stage | None = None
+    #: (TaskData.metadata path) -> frame of ``qid`` + one column per way of grouping
+    #: topics, for the report's breakdowns (ARQMath: category, difficulty, dependency)
+    topic_groups: Stage | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -394,16 +369,21 @@ class Task:
         return run_format
 
     def index(self, data: TaskData, index_dir: str | Path | None = None,
-              quiet: bool = False, cache_root: str | Path = "indexes", **build_options):
-        """Build (or reuse) the index of ``data``'s collection.
+              quiet: bool = False, cache_root: str | Path | None = None, **build_options):
+        """Build (or reuse) the index of ``data``'s collection: in ``index_dir``, else in a
+        folder named after the task and collection under ``cache_root``, by default
+        :func:`mathir.storage.index_root` (one place for every path).
 
         ``build_options`` go to the task's index builder, for the options it has (e.g.
         ``shards`` and ``ray_address`` for ``arqmath-task2``'s formula index); another
         option is an InputError naming the ones it has.
         """
         if index_dir is None:
+            from mathir.storage import index_root
+
             key = hashlib.sha1(str(data.collection.resolve()).encode()).hexdigest()[:10]
-            index_dir = Path(cache_root) / f"{self.name}-{data.collection.name}-{key}"
+            root = Path(cache_root) if cache_root is not None else index_root()
+            index_dir = root / f"{self.name}-{data.collection.name}-{key}"
         elif Path(index_dir).exists() and not Path(index_dir).is_dir():
             raise InputError("the index directory is a file", path=index_dir)
         if build_options:
@@ -476,6 +456,11 @@ def register(task: Task) -> Task:
         raise ValueError(f"a task named {task.name!r} is already registered")
     dict.__setitem__(TASKS, task.name, task)
     return task
+
+
+#: ``mathir.register_task``: add a task in this process (a plug-in package uses the
+#: ``mathir.tasks`` entry point instead, so that every process has it).
+register_task = register
 
 
 def get_task(name: str) -> Task:

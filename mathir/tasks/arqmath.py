@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mathir.errors import InputError
+from mathir.evaluation.measures import PRIME_MEASURES
 from mathir.samples import arqmath_sample
 from mathir.storage import walk_glob
 from mathir.tasks import (
@@ -32,18 +33,6 @@ from mathir.tasks import (
 ARQMATH_YEARS = ("2020", "2021", "2022")
 ARQMATH_FILES = Published("the ARQMath collection, topics and qrels",
                           "https://www.cs.rit.edu/~dprl/ARQMath/")
-#: The "prime" measures of Tasks 1 and 2: unjudged documents removed, as ARQMath
-#: evaluates (:mod:`mathir.evaluation.prime` computes them, averaged over every qrels topic).
-PRIME_MEASURES = (
-    Measure("nDCG'", "nDCG over judged answers only (graded 0-3, no cutoff)",
-            "nDCG(judged_only=True)"),
-    Measure("MAP'", "MAP over judged answers only, relevance >= 2 (H+M)",
-            "AP(rel=2,judged_only=True)"),
-    Measure("P'@10", "precision at 10 over judged answers only, relevance >= 2",
-            "P(rel=2,judged_only=True)@10"),
-    Measure("bpref", "bpref, relevance >= 2", "Bpref(rel=2)"),
-)
-
 # --- ARQMath Task 1 -----------------------------------------------------------------------
 
 
@@ -102,6 +91,15 @@ def _locate_task1(root: Path | None, year: str | None, collection: Path | None) 
     edition = ARQMATH_YEARS.index(year) + 1
     meta = walk_glob(root, f"Task1_ARQMath{edition}_Topic_Information.csv")
     return TaskData(year, collection, topics, qrels, metadata=meta[0] if meta else None)
+
+
+def _topic_groups(metadata: Path):
+    """Task 1's topic information: category, difficulty and dependency by topic."""
+    from mathir.topics.arqmath import read_topic_metadata
+
+    meta = read_topic_metadata(metadata)
+    return meta[["qid", *(c for c in ("category", "difficulty", "dependency")
+                          if c in meta.columns)]]
 
 
 def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
@@ -164,6 +162,7 @@ ARQMATH_TASK1 = register(Task(
     years=ARQMATH_YEARS,
     run_formats=("arqmath", "trec"),
     qrels_in_collection=True,
+    topic_groups=_topic_groups,
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task1",

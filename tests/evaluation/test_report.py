@@ -104,3 +104,33 @@ def test_report_renders_in_headless_chromium(tmp_path):
          f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}", "--window-size=1000,1400",
          page.as_uri()], capture_output=True, timeout=120, check=True)
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_breakdown_figures_chart_each_grouping_the_caller_gives():
+    from mathir.evaluation.report import breakdown_figures
+
+    groups = pd.DataFrame({"qid": ["A.1", "A.2", "A.3", "A.4"],
+                           "category": ["Proof", "Proof", "Concept", "Computation"],
+                           "difficulty": ["Low", "High", "High", "Low"]})
+    figures = breakdown_figures(PER_TOPIC, "nDCG'", groups)
+    assert [caption for caption, _ in figures] == ["nDCG' by topic category",
+                                                   "nDCG' by topic difficulty"]
+    # the same chart as breakdown_chart draws for that column, qid a column or the index
+    by_category = groups.set_index("qid")["category"]
+    assert figures[0][1] == breakdown_chart(PER_TOPIC, "nDCG'", by_category,
+                                            "nDCG' by topic category")
+    assert breakdown_figures(PER_TOPIC, "nDCG'", groups.set_index("qid")) == figures
+
+
+def test_the_report_reads_no_task_files():
+    # The caller passes topic groupings in (breakdown_figures): the report imports no
+    # reader of a task's files.
+    import ast
+    import inspect
+
+    from mathir.evaluation import report
+
+    tree = ast.parse(inspect.getsource(report))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert {m for m in imported if m and m.startswith("mathir")} == {"mathir.storage"}

@@ -1,4 +1,4 @@
-"""One command per headline: ``mathir reproduce worldtree``.
+"""The WorldTree headline, reproduced by one command: ``mathir reproduce worldtree``.
 
 The WorldTree headline (docs/worldtree.md) rests on three models that start from the
 packaged all-MiniLM-L6-v2 and are trained on Train: a bi-encoder and a cross-encoder
@@ -28,7 +28,7 @@ subprocesses side by side: seed by seed, the bi-encoder and the first cross-enco
 stage, and the second stage as soon as the first is finished (a stopped command keeps
 whole seeds). On one machine the same
 seed gives the same weights, byte for byte (``weights_sha256`` in the manifest;
-tests/test_reproduce.py). Another CPU or library version gives other rounding, hence
+tests/reproduction/test_worldtree.py). Another CPU or library version gives other rounding, hence
 other weights: compare the seed means, not single runs, across machines.
 
 >>> [r.name for r in WORLDTREE_RECIPES]
@@ -56,6 +56,7 @@ from mathir.storage import (
     atomic_file,
     read_manifest,
     require_writable_dir,
+    sha256_file,
     write_manifest,
 )
 
@@ -121,14 +122,6 @@ SMOKE = {"max_questions": 20, "max_steps": 2, "max_length": 32}
 # --- checksums -----------------------------------------------------------------------
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def weights_checksum(model_dir: str | Path) -> str:
     """SHA-256 of a saved model's weight files (``*.safetensors``, ``*.bin``; names and
     bytes), the files that training changes.
@@ -147,7 +140,7 @@ def weights_checksum(model_dir: str | Path) -> str:
                          path=root)
     h = hashlib.sha256()
     for p in files:
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + _sha256_file(p).encode())
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + sha256_file(p).encode())
     return h.hexdigest()
 
 
@@ -465,7 +458,7 @@ def _train_all(task, data, seeds: Sequence[int], recipes: Sequence[Recipe], root
     from mathir.pipelines.reranker_training import task_training_pairs
 
     train = _split(task, data, "train", max_questions, root / "data")
-    train_sha = _sha256_file(Path(train.topics))
+    train_sha = sha256_file(Path(train.topics))
     base_path, base_sha = _packaged_weights()
     models: dict[int, dict[str, Path]] = {}
     jobs: list[dict] = []

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from mathir.models import extra_available
-from mathir.reproduce import (
+from mathir.reproduction.worldtree import (
     WORLDTREE_RECIPES,
     combine_reports,
     model_key,
@@ -393,7 +393,7 @@ def _jobs(seeds, reused=()):
 
 
 def _trained_in_order(monkeypatch, jobs):
-    import mathir.reproduce as reproduce
+    import mathir.reproduction.worldtree as reproduce
 
     order = []
 
