@@ -35,6 +35,8 @@ def tasks_overview() -> str:
                   f"  --year/--split: {', '.join(task.years) or '-'}",
                   f"  pipelines: {', '.join(pipes)}",
                   f"  measures: {', '.join(task.measure_names)} (primary {task.primary_measure})"]
+        if task.published is not None:
+            lines.append(f"  data: {task.published.what} ({task.published.url})")
     return "\n".join(lines)
 
 
@@ -539,7 +541,12 @@ def _cmd_tasks(args) -> None:
                                                               *plugins.get(name, {})])),
                              "default_pipelines": list(t.default_pipelines),
                              "measures": {m.name: m.description for m in t.measures},
-                             "primary_measure": t.primary_measure}
+                             "primary_measure": t.primary_measure,
+                             "run_formats": list(t.run_formats),
+                             "options": {o.flag: o.help for o in t.options},
+                             "datasets": [f"{t.dataset or name}/{s.name}" for s in t.splits],
+                             "data": None if t.published is None else
+                             {"what": t.published.what, "url": t.published.url}}
                       for name, t in TASKS.items()}))
 
 

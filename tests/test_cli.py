@@ -212,9 +212,9 @@ def test_per_topic_scores_and_significance_as_csv(tmp_path, capsys):
 
 def test_per_topic_is_refused_before_work_where_there_are_none(tmp_path, capsys):
     out = tmp_path / "runs"
-    assert main(["experiment", "word-problems", "--out", str(out), "--per-topic",
+    assert main(["experiment", "arqmath-task3", "--out", str(out), "--per-topic",
                  str(tmp_path / "x.csv"), "--quiet"]) == 2
-    assert capsys.readouterr().err.startswith("error: --per-topic: word-problems has no "
+    assert capsys.readouterr().err.startswith("error: --per-topic: arqmath-task3 has no "
                                               "per-topic scores")
     assert not (out / ".index").exists()
 

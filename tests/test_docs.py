@@ -48,3 +48,16 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
     namespace: dict = {}
     for i, block in enumerate(blocks, 1):
         exec(compile(block, f"README.md (Python block {i})", "exec"), namespace)
+
+
+def test_the_dataset_table_names_every_task_and_where_its_files_are_published():
+    # the table of docs/pyterrier.md is written by hand from the declarations: it must
+    # name each task's datasets and the page its files are published on
+    from mathir.tasks import TASKS
+
+    text = (DOCS / "pyterrier.md").read_text("utf-8")
+    table = text[text.index("| name | corpus"):text.index("Every dataset also has")]
+    for name, task in TASKS.items():
+        assert f"`{task.dataset or name}/" in table, name
+        if task.published is not None:
+            assert task.published.url in table or "same site" in table, name

@@ -175,7 +175,10 @@ def _mean_of_topics(tables: Mapping, measures: tuple[str, ...]):
     is which topics the evaluator returns: e.g. every qrels topic, unanswered ones 0)."""
     import pandas as pd
 
-    rows = {name: {m: float(t[m].mean()) for m in measures} for name, t in tables.items()}
+    # a run that scores no topic scores 0 (not NaN); a topic's NaN (a measure it cannot
+    # have, e.g. a role without gold facts) is left out of that measure's mean
+    rows = {name: {m: float(t[m].mean()) if len(t) else 0.0 for m in measures}
+            for name, t in tables.items()}
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(measures))
 
 

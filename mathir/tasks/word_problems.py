@@ -69,11 +69,13 @@ def _build_index(data: TaskData, index_dir: Path, quiet: bool = False):
                                   exclude=data.topics)
 
 
-def _evaluate(runs: Mapping, qrels, train: str | Path | None = None, **options):
-    from mathir.evaluation.word_problems import compare
+def _per_topic(runs: Mapping, qrels, train: str | Path | None = None, **options) -> dict:
+    """The one evaluator: per gold problem, 0 or 1 for each accuracy (the table is their
+    mean over the gold problems)."""
+    from mathir.evaluation.word_problems import judge
 
     no_options(options)
-    return compare(runs, qrels)
+    return {name: judge(run, qrels, name) for name, run in runs.items()}
 
 
 def _splits() -> tuple[Split, ...]:
@@ -111,7 +113,7 @@ WORD_PROBLEMS = register(Task(
     read_run="mathir.runs.word_problems:read_run",
     write_run="mathir.runs.word_problems:write_run",
     build_index=_build_index,
-    evaluate=_evaluate,
+    per_topic=_per_topic,
     years=WORD_PROBLEM_SPLITS,
     published=Published("the DRAW-1K, Alg-514 and Dolphin-L derivation release (draw.json, "
                         "kushman.json, dolphin_t2_final.json and the split files)",

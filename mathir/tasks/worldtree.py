@@ -118,18 +118,13 @@ def _gold(qrels, tablestore: str | Path | None, lemmas: str | Path | None):
     return gold
 
 
-def _evaluate(runs: Mapping, qrels, tablestore: str | Path | None = None,
-              lemmas: str | Path | None = None, **options):
-    from mathir.evaluation.worldtree import compare
-
-    no_options(options)
-    return compare(runs, _gold(qrels, tablestore, lemmas))
-
-
 def _per_topic(runs: Mapping, qrels, tablestore: str | Path | None = None,
                lemmas: str | Path | None = None, **options) -> dict:
+    """The one evaluator: per gold question, every measure (the table is their mean over
+    the gold questions a run answers, the official MAP rule; the tablestore is read once)."""
     from mathir.evaluation.worldtree import per_question
 
+    no_options(options)
     gold = _gold(qrels, tablestore, lemmas)
     return {name: per_question(run, gold).drop(columns=["length"]) for name, run in runs.items()}
 
@@ -188,7 +183,6 @@ WORLDTREE = register(Task(
     read_run="mathir.runs.worldtree:read_run",
     write_run="mathir.runs.worldtree:write_run",
     build_index=_build_index,
-    evaluate=_evaluate,
     years=WORLDTREE_SPLITS,
     run_formats=("arqmath", "predict", "trec"),  # arqmath: this task's own, predict
     report=_report,
