@@ -91,7 +91,7 @@ def effectiveness(data: Path, year: str, pipelines: list[str], out: Path, quiet:
 def pool_qrels(task, d, out: Path):
     """``d``'s qrels restricted to the answers of its collection (as ``run_experiment``
     restricts them), and those answers."""
-    index = task.index(d, quiet=True, cache_root=out / ".index")
+    index = task.index(d, quiet=True)
     docnos = set(index.docnos())
     qrels = task.read_qrels(d.qrels)
     return qrels[qrels["docno"].isin(docnos)], docnos
@@ -191,7 +191,7 @@ def speed(data: Path, out: Path, cross_encoder: str | None, topics_n: int = 10,
 
     task = get_task("arqmath-task1")
     d = task.data(data, "2021", collection)
-    index = task.index(d, quiet=quiet, cache_root=out / ".index")
+    index = task.index(d, quiet=quiet)
     texts = AnswerTexts.for_index(index)
     passages = PassageSettings().transformer()(texts.frame())["text"].tolist()[:512]
     enc = neural.load_bi_encoder()
@@ -513,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.pipelines:
             pipelines.append("bm25>>crossencoder")
     out = Path(args.out or tempfile.mkdtemp(prefix="judged-pool-"))
+    # the indexes under OUT, for every path of this run (run_experiment's too)
+    os.environ.setdefault("MATHIR_INDEX_DIR", str(out / ".index"))
     from mathir.tasks.arqmath import find_task1_collection
 
     collection = Path(args.collection) if args.collection else find_task1_collection(data)

@@ -88,7 +88,7 @@ def _texts(data: Path, collection: Path, out: Path):
 
     task = get_task("arqmath-task1")
     d = task.data(data, "2022", collection)
-    index = task.index(d, quiet=True, cache_root=out / ".index")
+    index = task.index(d, quiet=True)
     from mathir.indexing.dense_index import AnswerTexts
 
     return task, d, index, AnswerTexts.for_index(index)
@@ -208,7 +208,7 @@ def rerank_quality(task, d, out: Path, backends, cross_encoder: str, topics_n: i
     from mathir.pipelines import neural
     from mathir.pipelines.lexical import bm25
 
-    index = task.index(d, quiet=True, cache_root=out / ".index")
+    index = task.index(d, quiet=True)
     qrels = task.read_qrels(d.qrels)
     qrels = qrels[qrels["docno"].isin(set(index.docnos()))]
     topics = task.read_topics(d.topics)
@@ -274,8 +274,7 @@ def quality(data: Path, collection: Path, out: Path, years, backends, cross_enco
             result["years"][year]["rerank"] = rerank_quality(task, d, out, backends,
                                                              cross_encoder, topics_n)
     # the dense indexes' vectors, passage for passage, against the baseline's
-    index = task.index(task.data(data, years[0], collection), quiet=True,
-                       cache_root=out / ".index")
+    index = task.index(task.data(data, years[0], collection), quiet=True)
     flex = {}
     for b in backends:
         dense = DenseAnswerIndex.for_index(index, load_bi_encoder(backend=b))
@@ -298,6 +297,8 @@ def run(args) -> dict:
     collection = args.collection or args.data / COLLECTION
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
+        # the indexes under OUT, for every path of this run (run_experiment's too)
+        os.environ.setdefault("MATHIR_INDEX_DIR", str(out / ".index"))
         task, d, index, texts = _texts(args.data, collection, out)
         result["data"] = {"collection": str(collection), "answers": len(texts)}
         if args.passages:
