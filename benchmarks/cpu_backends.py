@@ -4,8 +4,9 @@ Everything is measured in one process, the backends interleaved (each round enco
 same slice of passages with every backend in turn, each topic is reranked by every
 backend in turn), so that the ratios compare the same machine at the same moment even
 when other jobs share it. Backends (``--backends``): ``torch`` (the baseline:
-sentence-transformers on PyTorch, float32), ``onnx`` and ``onnx-int8``
-(:mod:`mathir.encoders`: exported locally from the packaged weights, ONNX Runtime).
+sentence-transformers on PyTorch, float32), ``onnx`` and ``onnx-int8`` (ONNX Runtime),
+``openvino`` and ``openvino-int8`` (OpenVINO; int8 quantised statically by NNCF)
+(:mod:`mathir.encoders`: all exported locally from the packaged weights).
 
 * ``encoding``: ``--passages`` passages (a seeded random sample of the real ARQMath
   answers of ``collection_sample/threads_all``, cut as ``DenseAnswerIndex.build`` cuts
@@ -48,7 +49,7 @@ from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 COLLECTION = Path("collection_sample") / "threads_all"
 TARGET_PASSAGES = 1_680_000  # ARQMath's 1.4M answers at 1.2 passages an answer
-BACKENDS = ("torch", "onnx", "onnx-int8")
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
 
 
 def cosines(a, b) -> dict:
@@ -326,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--collection", type=Path, default=None,
                     help="the Task 1 collection (default: collection_sample/threads_all)")
     ap.add_argument("--backends", type=lambda s: tuple(s.split(",")), default=BACKENDS,
-                    help="comma-separated; the first is the baseline (torch,onnx,onnx-int8)")
+                    help="comma-separated; the first is the baseline "
+                    "(torch,onnx,onnx-int8,openvino,openvino-int8)")
     ap.add_argument("--passages", type=int, default=1200, help="passages to encode (0: skip)")
     ap.add_argument("--rounds", type=int, default=4, help="interleaved rounds of encoding")
     ap.add_argument("--batch-size", type=int, default=32)

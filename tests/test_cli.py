@@ -123,6 +123,18 @@ def test_a_collection_without_answers_is_one_error_line(tmp_path, capsys, sample
     assert ("no answer posts" if content else "malformed XML") in err[0]
 
 
+def test_an_empty_thread_folder_is_one_error_line(tmp_path, capsys, sample):
+    data = tmp_path / "data"
+    (data / "threads_all").mkdir(parents=True)
+    shutil.copy(sample.task1_topics, data / "Topics_Task1_2020_V2.0.xml")
+    shutil.copy(sample.task1_qrels, data / "qrel_task1_2020_official.tsv")
+    code = main(["experiment", "arqmath-task1", "--data", str(data), "--year", "2020",
+                 "--out", str(tmp_path / "o"), "--quiet", "--pipelines", "bm25"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
+    assert "threads_all" in err[0] and "no *.html thread files" in err[0]
+
+
 def test_evaluate_with_topics_refuses_unknown_topic(tmp_path, sample, capsys):
     run = tmp_path / "r.tsv"
     run.write_text("A.1\t1002\t1\t2.0\tr\nB.7\t1003\t1\t1.0\tr\n")

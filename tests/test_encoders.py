@@ -3,6 +3,7 @@ with PyTorch, run identity, tokenising workers, and the error naming the extra."
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -61,6 +62,45 @@ def test_onnx_backends_agree_with_torch():
     assert onnx.backend_key.startswith("-onnx-") and load_bi_encoder().backend_key == ""
 
 
+def test_openvino_backends_agree_with_torch():
+    pytest.importorskip("openvino")
+    pytest.importorskip("nncf")
+    from mathir.encoders import load_bi_encoder
+
+    ref = load_bi_encoder().encode(TEXTS)
+    f32 = load_bi_encoder(backend="openvino")
+    assert "backend='openvino'" in repr(f32)
+    assert f32.st.onnx.exported.runtime == "openvino"
+    assert _cos(f32.encode(TEXTS), ref).min() > 0.99999
+    int8 = load_bi_encoder(backend="openvino-int8")
+    # static quantisation: activations as well as weights are 8-bit
+    assert _cos(int8.encode(TEXTS), ref).min() > 0.95
+    assert len({f32.st.onnx.exported.sha256, int8.st.onnx.exported.sha256,
+                load_bi_encoder(backend="onnx").st.onnx.exported.sha256}) == 3
+    assert int8.backend_key.startswith("-openvino-int8-")
+    # the vectors do not depend on the batch a text is in (no per-batch quantisation)
+    alone = np.concatenate([int8.encode([t]) for t in TEXTS])
+    np.testing.assert_allclose(alone, int8.encode(TEXTS), atol=1e-5)
+
+
+def test_calibration_texts_are_fixed_and_reach_long_lengths():
+    from mathir.encoders import CROSS_ENCODER, calibration_texts
+
+    texts = calibration_texts()
+    assert texts == calibration_texts() and len(texts) == 300
+    # longer than a 128-word passage (with formulas, well past 256 word pieces)
+    assert max(len(t.split()) for t in texts) > 128
+    pairs = calibration_texts(CROSS_ENCODER, n=20)
+    assert all(len(p) == 2 and p[0] and p[1] for p in pairs)
+
+
+def test_cli_backends_are_the_encoders_backends():
+    from mathir import cli
+    from mathir.encoders import BACKENDS
+
+    assert cli.BACKEND_NAMES == tuple(BACKENDS)
+
+
 def test_export_is_cached_and_reused(export_dir):
     from mathir.encoders import export
     from mathir.models import default_model_path
@@ -104,6 +144,11 @@ def test_cross_encoder_backends_agree(tmp_path):
     np.testing.assert_allclose(onnx.model.predict(pairs), ref, atol=1e-4)
     int8 = CrossEncoderScorer(tmp_path / "ce", backend="onnx-int8").model.predict(pairs)
     assert np.abs(int8 - ref).max() < 0.05
+    if importlib.util.find_spec("openvino") and importlib.util.find_spec("nncf"):
+        ov = CrossEncoderScorer(tmp_path / "ce", backend="openvino")
+        np.testing.assert_allclose(ov.model.predict(pairs), ref, atol=1e-4)
+        ov8 = CrossEncoderScorer(tmp_path / "ce", backend="openvino-int8")
+        assert np.abs(ov8.model.predict(pairs) - ref).max() < 0.05
 
 
 def test_tokenising_workers_give_the_same_vectors():
@@ -120,13 +165,15 @@ def test_tokenising_workers_give_the_same_vectors():
     np.testing.assert_allclose(torch_encode(st, tok, texts, 4, 2), ref, atol=1e-5)
 
 
-@pytest.mark.parametrize("module", ["onnxruntime", "faiss"])
+@pytest.mark.parametrize("module", ["onnxruntime", "faiss", "openvino", "nncf"])
 def test_missing_library_names_the_extra(monkeypatch, module):
     from mathir.encoders import require_onnx
     from mathir.indexing.ann_index import require_faiss
 
     monkeypatch.setitem(sys.modules, module, None)
-    check = require_onnx if module == "onnxruntime" else require_faiss
+    check = {"onnxruntime": require_onnx, "faiss": require_faiss,
+             "openvino": lambda: require_onnx("x", "openvino"),
+             "nncf": lambda: require_onnx("x", "openvino-int8")}[module]
     with pytest.raises(InputError, match=r"`neural` extra \(" + module + r" not installed\).*"
                        r"pip install 'mathir\[neural\]'"):
         check()

@@ -119,7 +119,7 @@ class DenseAnswerIndex(pt.Artifact):
 
     @property
     def backend(self) -> str:
-        """The backend that encoded the passages (``torch``, ``onnx``, ``onnx-int8``)."""
+        """The backend that encoded the passages (``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-int8``)."""
         return self.manifest.get("backend", {}).get("name", "torch")
 
     def texts(self) -> AnswerTexts:

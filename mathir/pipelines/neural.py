@@ -335,7 +335,7 @@ def dense(index: AnswerIndex | DenseAnswerIndex, model: str | Path | None = None
     """Dense retrieval over the answers with the bi-encoder (``dense``).
 
     Given an :class:`AnswerIndex`, the dense index beside it is built on first use (one
-    per model and ``backend``: torch, onnx, onnx-int8). ``search``: ``exhaustive`` (NumPy
+    per model and ``backend``: torch, onnx, onnx-int8, openvino, openvino-int8). ``search``: ``exhaustive`` (NumPy
     scan of every passage), ``hnsw`` or ``ivf`` (FAISS, built beside the vectors on first
     use, candidates rescored exactly: :mod:`mathir.indexing.ann_index`).
 

