@@ -81,14 +81,14 @@ def effectiveness(data: Path, year: str, pipelines: list[str], out: Path, quiet:
     res = run_experiment(task, d, pipelines, out=out, quiet=quiet, options=options)
     table = res.table.round(4)
     systems = {n: {m: float(v) for m, v in row.items()} for n, row in table.iterrows()}
-    qrels, _ = pool_qrels(task, d, out)
+    qrels, _ = pool_qrels(task, d)
     rows, checks = reference_rows(qrels, Path(d.collection))
     systems.update(rows)
     return {"systems": systems, "checks": checks, "pool": pool_summary(qrels),
             "seconds": {k: round(v, 2) for k, v in res.seconds.items()}}
 
 
-def pool_qrels(task, d, out: Path):
+def pool_qrels(task, d):
     """``d``'s qrels restricted to the answers of its collection (as ``run_experiment``
     restricts them), and those answers."""
     index = task.index(d, quiet=True)
@@ -180,7 +180,7 @@ def reference_rows(qrels: pd.DataFrame, collection: Path) -> tuple[dict, dict]:
     return rows, checks
 
 
-def speed(data: Path, out: Path, cross_encoder: str | None, topics_n: int = 10,
+def speed(data: Path, cross_encoder: str | None, topics_n: int = 10,
           quiet: bool = True, collection: Path | None = None) -> dict:
     import torch
 
@@ -258,7 +258,7 @@ def _year_runs(task, data: Path, year: str, out: Path, quiet: bool,
     d = task.data(data, year, collection)
     res = run_experiment(task, d, ["tfidf", "bm25", "dense", {"formulas": answer_formulas}],
                          out=out, quiet=quiet)
-    qrels, docnos = pool_qrels(task, d, out)
+    qrels, docnos = pool_qrels(task, d)
     topics = task.read_topics(d.topics)
     runs = {n: task.read_run(p) for n, p in res.runs.items()}
     return {"data": d, "runs": runs, "qrels": qrels, "topics": topics, "docnos": docnos,
@@ -546,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
                               "relative_gain": round(fused[best] / base - 1, 4),
                               "met": fused[best] >= 1.1 * base}
     if not args.no_speed:
-        result["speed"] = speed(data, out, args.cross_encoder, collection=collection)
+        result["speed"] = speed(data, args.cross_encoder, collection=collection)
     result["wall_s"] = round(time.perf_counter() - wall0, 1)
     result["cpu_s"] = round(time.process_time() - cpu0, 1)
     if args.json:

@@ -84,7 +84,7 @@ def recall_at(run, reference, k: int = 1000) -> float:
     return round(sum(shares) / len(shares), 4) if shares else float("nan")
 
 
-def _texts(data: Path, collection: Path, out: Path):
+def _texts(data: Path, collection: Path):
     from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")
@@ -201,7 +201,7 @@ def rerank(task, d, index, texts, backends, cross_encoder: str, topics_n: int) -
     return result
 
 
-def rerank_quality(task, d, out: Path, backends, cross_encoder: str, topics_n: int) -> dict:
+def rerank_quality(task, d, backends, cross_encoder: str, topics_n: int) -> dict:
     """nDCG' of BM25's top 100 reranked by the cross-encoder with each backend, on the
     first ``topics_n`` judged topics of ``d`` (0: all), pool qrels; seconds per backend."""
     from mathir.evaluation.prime import per_query
@@ -272,7 +272,7 @@ def quality(data: Path, collection: Path, out: Path, years, backends, cross_enco
                                  "cpu_s": round(cpu_seconds() - c0, 1),
                                  "seconds": {k: round(v, 1) for k, v in res.seconds.items()}}
         if cross_encoder:
-            result["years"][year]["rerank"] = rerank_quality(task, d, out, backends,
+            result["years"][year]["rerank"] = rerank_quality(task, d, backends,
                                                              cross_encoder, topics_n)
     # the dense indexes' vectors, passage for passage, against the baseline's
     index = task.index(task.data(data, years[0], collection), quiet=True)
@@ -300,7 +300,7 @@ def run(args) -> dict:
         out = args.out or Path(tmp)
         # the indexes under OUT, for every path of this run (run_experiment's too)
         os.environ.setdefault("MATHIR_INDEX_DIR", str(out / ".index"))
-        task, d, index, texts = _texts(args.data, collection, out)
+        task, d, index, texts = _texts(args.data, collection)
         result["data"] = {"collection": str(collection), "answers": len(texts)}
         if args.passages:
             result["encoding"] = encoding(texts, args.backends, args.passages, args.rounds,
