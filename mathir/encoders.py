@@ -162,11 +162,14 @@ class Exported:
                 "onnx_sha256": m["onnx_sha256"]}
 
 
-def _versions() -> dict:
+def _versions(backend: str) -> dict:
+    """Versions of the libraries that make and run an export of ``backend`` (only those:
+    installing OpenVINO does not invalidate the ONNX Runtime exports)."""
     from importlib import metadata
 
     out = {}
-    for name in ("torch", "transformers", "onnx", "onnxruntime", "openvino", "nncf"):
+    tools = ("openvino", "nncf") if runtime(backend) == "openvino" else ("onnx", "onnxruntime")
+    for name in ("torch", "transformers") + tools:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -237,7 +240,7 @@ def export(model_path: str | Path, backend: str, kind: str = BI_ENCODER, *,
     path = export_dir(src, backend, kind)
     wanted = {"kind": "onnx-export", "format": EXPORT_FORMAT, "backend": backend,
               "model_kind": kind, "source": {"path": str(src), "weights": _weights(src)},
-              "versions": _versions()}
+              "versions": _versions(backend)}
 
     def build_into(tmp: Path) -> dict:
         return _export_into(src, tmp, backend, kind, quiet)
@@ -277,16 +280,16 @@ def _export_into(src: Path, tmp: Path, backend: str, kind: str, quiet: bool) -> 
         settings["num_labels"] = int(config.num_labels)
         settings["activation"] = _activation_name(config)
     sample = tokenizer(["an example $x^2$", "b"], padding=True, return_tensors="pt")
-    if runtime(backend) == "openvino":
-        # PyTorch's scaled-dot-product attention: OpenVINO converts it to one operation
-        model = cls.from_pretrained(str(src), attn_implementation="sdpa",
-                                    torch_dtype=torch.float32).eval()
+    openvino = runtime(backend) == "openvino"
+    # OpenVINO converts PyTorch's scaled-dot-product attention to one operation; the ONNX
+    # graph is fused from the eager attention's operations
+    model = cls.from_pretrained(str(src), attn_implementation="sdpa" if openvino else "eager",
+                                torch_dtype=torch.float32).eval()
+    if openvino:
         files = _openvino_export(model, dict(sample), tmp, backend, kind, settings, output)
         return {"file": files[0].name, "onnx_sha256": model_sha256(files),
                 "graph_fused": False, "bytes": sum(f.stat().st_size for f in files),
                 "settings": settings}
-    model = cls.from_pretrained(str(src), attn_implementation="eager",
-                                torch_dtype=torch.float32).eval()
 
     class Wrapper(torch.nn.Module):
         def __init__(self, inner):
@@ -412,8 +415,6 @@ def _openvino_export(hf_model, example: dict, tmp: Path, backend: str, kind: str
     with torch.no_grad():
         model = ov.convert_model(Named(hf_model).eval(),
                                  example_input={n: example[n] for n in settings["inputs"]})
-    for port in model.inputs:
-        port.get_tensor().set_names({port.get_any_name()})
     model.reshape({port.get_any_name(): ov.PartialShape([-1, -1]) for port in model.inputs})
     if backend == "openvino-int8":
         import nncf
