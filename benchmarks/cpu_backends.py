@@ -11,8 +11,9 @@ sentence-transformers on PyTorch, float32), ``onnx`` and ``onnx-int8`` (ONNX Run
 * ``encoding``: ``--passages`` passages (a seeded random sample of the real ARQMath
   answers of ``collection_sample/threads_all``, cut as ``DenseAnswerIndex.build`` cuts
   them: 128 words, stride 64, title first) encoded by each backend's ``encode_docs``
-  (batch ``--batch-size``) in ``--rounds`` rounds; passages/s, CPU-ms a passage, the ratio
-  to torch, the cosine of each backend's vectors with torch's (min / mean) and the
+  (batch ``--batch-size``; at most ``ENCODE_CHUNK`` = 2,048 passages a call, ordered by
+  length within it, as the index build encodes them) in ``--rounds`` rounds;
+  passages/s, CPU-ms a passage, the ratio to torch, the cosine of each backend's vectors with torch's (min / mean) and the
   projection to the collection's 1.68M passages (``--target-passages``);
 * ``rerank``: BM25's top 100 of ``--topics`` topics (2022) reranked by the cross-encoder
   (``--cross-encoder DIR``; default: the packaged MiniLM with an untrained one-logit head,
@@ -100,7 +101,7 @@ def encoding(texts, backends, n: int, rounds: int, batch_size: int, target: int)
     import torch
 
     from mathir.encoders import load_bi_encoder
-    from mathir.indexing.dense_index import PassageSettings
+    from mathir.indexing.dense_index import ENCODE_CHUNK, PassageSettings
 
     cut = PassageSettings().transformer()(texts.frame())
     rng = np.random.default_rng(0)
@@ -116,14 +117,17 @@ def encoding(texts, backends, n: int, rounds: int, batch_size: int, target: int)
     vecs: dict[str, list] = {b: [] for b in backends}
     slices = np.array_split(np.arange(len(passages)), rounds)
     for part in slices:
-        chunk = [passages[i] for i in part]
+        # handed to the encoder ENCODE_CHUNK passages at a time, as the index build does
+        chunks = [[passages[i] for i in part[s:s + ENCODE_CHUNK]]
+                  for s in range(0, len(part), ENCODE_CHUNK)]
         for b in backends:
             t0, c0 = time.perf_counter(), cpu_seconds()
-            vecs[b].append(encoders[b].st.encode_docs(chunk, batch_size=batch_size))
+            vecs[b].extend(encoders[b].st.encode_docs(c, batch_size=batch_size)
+                           for c in chunks)
             spent[b][0] += time.perf_counter() - t0
             spent[b][1] += cpu_seconds() - c0
     out: dict = {"passages": len(passages), "of_passages": int(len(cut)),
-                 "rounds": rounds, "batch_size": batch_size,
+                 "rounds": rounds, "batch_size": batch_size, "encode_chunk": ENCODE_CHUNK,
                  "torch_threads": torch.get_num_threads(), "load_and_export": load,
                  "backends": {}}
     base = np.concatenate(vecs[backends[0]])

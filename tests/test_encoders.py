@@ -58,6 +58,9 @@ def test_onnx_backends_agree_with_torch():
     assert _cos(onnx.encode(TEXTS), ref).min() > 0.99999
     int8 = load_bi_encoder(backend="onnx-int8")
     assert _cos(int8.encode(TEXTS), ref).min() > 0.95
+    # queries are encoded in float32 (QUERY_BACKENDS), passages in int8
+    assert _cos(int8.st.encode_queries(TEXTS), ref).min() > 0.99999
+    assert _cos(int8.st.encode_docs(TEXTS), ref).min() < 0.99999
     assert onnx.st.onnx.exported.sha256 != int8.st.onnx.exported.sha256
     assert onnx.backend_key.startswith("-onnx-") and load_bi_encoder().backend_key == ""
 
@@ -75,6 +78,9 @@ def test_openvino_backends_agree_with_torch():
     int8 = load_bi_encoder(backend="openvino-int8")
     # static quantisation: activations as well as weights are 8-bit
     assert _cos(int8.encode(TEXTS), ref).min() > 0.95
+    # queries are encoded by the float32 OpenVINO model (QUERY_BACKENDS)
+    assert _cos(int8.st.encode_queries(TEXTS), ref).min() > 0.99999
+    assert _cos(int8.st.encode_docs(TEXTS), ref).min() < 0.99999
     assert len({f32.st.onnx.exported.sha256, int8.st.onnx.exported.sha256,
                 load_bi_encoder(backend="onnx").st.onnx.exported.sha256}) == 3
     assert int8.backend_key.startswith("-openvino-int8-")
@@ -125,6 +131,10 @@ def test_run_identity_differs_by_backend_and_records_the_export():
     assert f32 != int8 != plain
     sha = int8["backend"]["models"]["bi-encoder"]["onnx_sha256"]
     assert len(sha) == 64 and sha != f32["backend"]["models"]["bi-encoder"]["onnx_sha256"]
+    # an int8 run's queries are encoded by the float32 export, which its identity records
+    assert int8["backend"]["models"]["bi-encoder queries"] == \
+        f32["backend"]["models"]["bi-encoder"]
+    assert "bi-encoder queries" not in f32["backend"]["models"]
 
 
 def test_cross_encoder_backends_agree(tmp_path):
@@ -193,3 +203,41 @@ def test_cli_passes_the_backend_to_the_pipelines():
     for factory in (neural.dense, neural.bm25_biencoder, neural.bm25_crossencoder, fusion):
         assert accepts(factory, "backend")
     assert accepts(fusion, "search") and accepts(neural.dense, "search")
+
+
+def test_batches_are_ordered_by_word_pieces_not_characters():
+    from mathir.encoders import bi_encoder_model
+    from mathir.models import default_model_path
+
+    model = bi_encoder_model(default_model_path(), "onnx")
+    # a short formula is many word pieces; a long plain sentence few
+    texts = ["$\\frac{\\partial^2 u}{\\partial x^2}+\\nabla\\cdot\\vec{F}=\\sum_{k=0}^\\infty a_k$",
+             "the the the the the the the the the the the the the the the the the the the the",
+             "x"]
+    pieces = [len(ids) for ids, _ in model.tokenize.unpadded(texts)]
+    assert pieces[0] > pieces[1] and len(texts[0]) < len(texts[1])
+    batches = list(model.batches(texts, 1))
+    assert [int(p[0]) for p, _ in batches] == [0, 1, 2]
+    # each batch is what the padding tokeniser makes of the same texts
+    for positions, feeds in model.batches(texts * 3, 4):
+        want = model.tokenize([(texts * 3)[i] for i in positions])
+        assert feeds.keys() == want.keys()
+        for k in feeds:
+            np.testing.assert_array_equal(feeds[k], want[k])
+    # tokenising workers give the same vectors
+    workers = bi_encoder_model(default_model_path(), "onnx", workers=2)
+    np.testing.assert_allclose(workers.encode(texts * 5, batch_size=2),
+                               model.encode(texts * 5, batch_size=2), atol=1e-6)
+
+
+def test_openvino_requests_in_flight_return_each_text_its_vector():
+    pytest.importorskip("openvino")
+    from mathir.encoders import bi_encoder_model
+    from mathir.models import default_model_path
+
+    model = bi_encoder_model(default_model_path(), "openvino")
+    texts = [f"{t} {i}" for i, t in enumerate(TEXTS * 5)]
+    alone = np.concatenate([model.encode([t]) for t in texts])
+    # batches of one: every request is in flight at some point, read back in order
+    np.testing.assert_allclose(model.encode(texts, batch_size=1), alone, atol=1e-5)
+    np.testing.assert_allclose(model.encode(texts, batch_size=4), alone, atol=1e-5)

@@ -42,6 +42,9 @@ from mathir.indexing.answer_index import (  # noqa: F401 - the texts: re-exporte
 from mathir.storage import artifact_meta, build_or_reuse, package_files, read_manifest
 
 DENSE_FORMAT = 1
+# passages handed to the encoder at a time while building (it orders each chunk by length
+# before batching, so a larger chunk pads less: 1% of the positions at 2,048, 11% at 100)
+ENCODE_CHUNK = 2048
 
 
 @dataclass(frozen=True)
@@ -205,9 +208,11 @@ class DenseAnswerIndex(pt.Artifact):
                         yield {"docno": r.docno, "text": r.text}
 
             indexer = pyterrier_dr.FlexIndex(str(tmp / "flex"), verbose=not quiet)
-            # FlexIndex stores the docno and vector of each record, in order.
+            # FlexIndex stores the docno and vector of each record, in order. Each
+            # encoder call gets ENCODE_CHUNK passages (PyTerrier's default: 100), which it
+            # orders by length before batching: less padding.
             (encoder.st.doc_encoder(verbose=not quiet, batch_size=batch_size)
-             >> indexer.indexer(mode="overwrite")).index(records())
+             >> indexer.indexer(mode="overwrite")).index(records(), batch_size=ENCODE_CHUNK)
             return {"num_docs": len(texts), "num_passages": count}
 
         build_or_reuse(path, wanted, build_into, overwrite=overwrite, pt_meta=artifact_meta(cls))
