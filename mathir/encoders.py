@@ -479,26 +479,35 @@ class Tokenize:
     pad_id: int
     pad_token: str
 
-    @functools.cached_property
-    def tokenizer(self):
+    def _load(self, padding: bool):
         from tokenizers import Tokenizer
 
         tok = Tokenizer.from_file(self.file)
         tok.enable_truncation(self.max_length, strategy="longest_first")
-        tok.enable_padding(pad_id=self.pad_id, pad_token=self.pad_token)
+        if padding:
+            tok.enable_padding(pad_id=self.pad_id, pad_token=self.pad_token)
+        else:  # the file may carry a padding of its own
+            tok.no_padding()
         return tok
 
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "tokenizer"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
+    @functools.cached_property
+    def tokenizer(self):
+        """Truncating and padding to the batch's longest text."""
+        return self._load(padding=True)
 
     @functools.cached_property
     def unpadded_tokenizer(self):
-        tok = self.tokenizer.__class__.from_str(self.tokenizer.to_str())
-        tok.no_padding()
-        return tok
+        """Truncating, not padding."""
+        return self._load(padding=False)
+
+    def __getstate__(self) -> dict:
+        # the loaded tokenizers stay behind: a worker loads its own once, instead of
+        # receiving them with every task
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("tokenizer", "unpadded_tokenizer")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     def unpadded(self, texts: Sequence) -> list[tuple[list[int], list[int]]]:
         """Each text's (ids, type ids), truncated and not padded."""
@@ -629,12 +638,6 @@ class OnnxModel:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(exported.onnx_file), opts,
                                             providers=["CPUExecutionProvider"])
-
-    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        """The model's output for one tokenised batch."""
-        if self.session is None:
-            return self._requests[0].infer(feeds)[self._output].copy()
-        return self.session.run(None, feeds)[0]
 
     def outputs(self, texts: Sequence, batch_size: int
                 ) -> Iterator[tuple[np.ndarray, dict, np.ndarray]]:
