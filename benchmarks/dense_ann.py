@@ -18,15 +18,15 @@ The collection's passage vectors are not here (encoding them takes a day on this
 
 The synthetic vectors go into a pyterrier-dr FlexIndex (what ``dense`` searches), and the
 real queries are searched (``--queries``, one at a time, depth 3,000 as ``dense`` asks):
-the exhaustive ``np_retriever`` (the baseline), then each ``--kinds`` index of
+the exhaustive ``np_retriever`` (the baseline), then each ``--kinds`` search of
 :class:`mathir.indexing.ann_index.AnnIndex` (built, timed, sized), its candidates rescored
-exactly. Recall@1000 is the share of the exhaustive scan's 1,000 best passages that the
+exactly (or from float16 copies: ``ivf:f16=1``). Recall@1000 is the share of the exhaustive scan's 1,000 best passages that the
 approximate search returns in its 1,000 best. Memory is measured in a fresh process that
 only opens the index and runs the queries (``VmHWM``, ``RssAnon``, ``RssFile`` of
 ``/proc/self/status``).
 
     python benchmarks/dense_ann.py --json
-    python benchmarks/dense_ann.py --passages 200000 --kinds hnsw,ivf --json
+    python benchmarks/dense_ann.py --passages 200000 --kinds hnsw,ivf,ivf:f16=1 --json
 
 ``--json`` prints one JSON object on one line, CPU seconds beside wall seconds and
 ``calibration_ms``.
@@ -52,6 +52,21 @@ COLLECTION = Path("collection_sample") / "threads_all"
 #: --sweep: the search parameters tried on each kind of index
 SWEEPS = {"hnsw": [{"ef_search": e} for e in (1024, 2048, 4096)],
           "ivf": [{"nprobe": p} for p in (16, 32, 64, 128, 256)]}
+
+
+def split_specs(text: str) -> list[str]:
+    """Search specs from one argument: a part with ``=`` belongs to the spec before it.
+
+    >>> split_specs("hnsw,ivf:f16=1,nprobe=64,ivf")
+    ['hnsw', 'ivf:f16=1,nprobe=64', 'ivf']
+    """
+    specs: list[str] = []
+    for part in text.split(","):
+        if "=" in part and ":" not in part and specs:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
 
 
 def real_vectors(data: Path, collection: Path, n: int, years, backend: str, tmp: Path):
@@ -240,7 +255,7 @@ def _child(flex, kind, queries_file, depth, params, truth, sweep=None) -> dict:
 def run(args) -> dict:
     import numpy as np
 
-    from mathir.indexing.ann_index import AnnIndex
+    from mathir.indexing.ann_index import AnnIndex, check_search, parse_search
 
     result: dict = {"benchmark": "dense_ann", "calibration_ms": calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()],
@@ -276,8 +291,10 @@ def run(args) -> dict:
         result["exhaustive"] = _child(flex, "exhaustive", qfile, args.depth, {}, None)
         truth = qfile.with_suffix(".truth.npy")
         result["ann"] = {}
-        for kind in args.kinds:
-            params = json.loads(args.params.get(kind, "{}")) if args.params else {}
+        for spec in args.kinds:
+            kind, params = parse_search(spec)
+            if args.params:
+                params.update(json.loads(args.params.get(kind, "{}")))
             t0, c0 = time.perf_counter(), cpu_seconds()
             ann = AnnIndex.build(flex, kind, quiet=True, **params)
             built = {"build_wall_s": round(time.perf_counter() - t0, 1),
@@ -287,7 +304,7 @@ def run(args) -> dict:
                      "search_params": ann.params}
             built["search"] = _child(flex, kind, qfile, args.depth, params, truth,
                                      SWEEPS[kind] if args.sweep else None)
-            result["ann"][kind] = built
+            result["ann"][check_search(spec)] = built
     result["wall_s"] = round(time.perf_counter() - t_all, 1)
     result["cpu_s"] = round(cpu_seconds() - c_all, 1)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
@@ -305,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clusters", type=int, default=64)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--depth", type=int, default=3000)
-    ap.add_argument("--kinds", type=lambda s: s.split(","), default=["hnsw"])
+    ap.add_argument("--kinds", type=split_specs, default=["hnsw"],
+                    help="searches, each KIND[:NAME=N,...] as --dense-search takes it, "
+                         "e.g. ivf,ivf:f16=1,nprobe=128 (an index is built once and reused "
+                         "by every search of its build parameters)")
     ap.add_argument("--params", type=json.loads, default=None,
                     help='JSON {kind: JSON params}, e.g. \'{"hnsw": "{\\"ef_search\\": 512}"}\'')
     ap.add_argument("--tmp", default=None, help="where the synthetic index is written")

@@ -304,10 +304,12 @@ def _add_model_options(sp) -> None:
                     "activations, calibrated on the embedded sample), "
                     "exported locally and cached on first use; the backend argument of every "
                     "pipeline taking one (bm25>>biencoder, dense, fusion, bm25>>crossencoder)")
-    sp.add_argument("--dense-search", choices=("exhaustive", "hnsw", "ivf"),
+    sp.add_argument("--dense-search", metavar="KIND[:NAME=N,...]",
                     help="how dense retrieval searches the passage vectors: exhaustive "
                     "(default; NumPy scan) or a FAISS hnsw / ivf index built beside them, "
-                    "candidates rescored exactly (the search argument of dense, fusion)")
+                    "candidates rescored exactly; parameters after a colon, e.g. "
+                    "ivf:nprobe=128,f16=1 (f16=1: rescore from float16 copies, half the "
+                    "memory) (the search argument of dense, fusion)")
 
 
 def _options(args) -> dict[str, str]:

@@ -121,3 +121,10 @@ def test_answer_benchmark_refuses_shards_of_float_bm25(argv, message, capsys):
         main(argv)
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_ann_benchmark_splits_search_specs():
+    from benchmarks.dense_ann import split_specs
+
+    assert split_specs("hnsw,ivf") == ["hnsw", "ivf"]  # the old form still reads
+    assert split_specs("ivf,ivf:f16=1,nprobe=64,hnsw") == ["ivf", "ivf:f16=1,nprobe=64", "hnsw"]

@@ -16,7 +16,18 @@ float32 vectors of the FlexIndex (``vecs.f4``, memory-mapped: only the candidate
 are read), so scores equal the exhaustive scan's and only the candidate set is
 approximate. Memory: the quantised vectors and the graph or lists are read into memory
 (about 0.64 KB a passage for ``hnsw`` with M=32, 0.4 KB for ``ivf``); the float32 vectors
-stay on disk.
+stay on disk, but the pages of them that rescoring reads stay mapped, and a process's
+resident set counts them (up to the whole file: 2.58 GB at ARQMath's size).
+
+With the search parameter ``f16=1`` the candidates are rescored from a float16 copy of
+the vectors instead (:func:`half_vectors`, written beside the FlexIndex on first use):
+half the pages, so a search's resident set stays under 2.1 GB at ARQMath's size, and
+scores within about 1e-4 of the exact ones (each component rounded to 11 significant
+bits; the query stays float32).
+
+A search is named by a spec, ``KIND[:NAME=VALUE,...]`` (:func:`parse_search`):
+``ivf``, ``ivf:nprobe=128``, ``hnsw:ef_search=2048,f16=1``; the dense pipeline's
+``search`` argument and ``mathir experiment --dense-search`` take one.
 
 Unlike pyterrier-dr's ``faiss_hnsw_retriever`` (an ``IndexHNSWFlat`` whose float32 storage
 is read whole into memory: 2.6 GB at ARQMath's size, plus the graph), nothing here holds
@@ -39,8 +50,8 @@ from mathir.storage import build_or_reuse, read_manifest
 
 ANN_FORMAT = 1
 #: kind -> default build parameters and default search parameters
-DEFAULTS = {"hnsw": ({"M": 32, "ef_construction": 80}, {"ef_search": 1024}),
-            "ivf": ({"nlist": 0}, {"nprobe": 256})}
+DEFAULTS = {"hnsw": ({"M": 32, "ef_construction": 80}, {"ef_search": 1024, "f16": 0}),
+            "ivf": ({"nlist": 0}, {"nprobe": 256, "f16": 0})}
 SEARCHES = ("exhaustive", *DEFAULTS)
 
 
@@ -51,19 +62,55 @@ def require_faiss(what: str = "approximate dense search") -> None:
     require_extra("neural", what, ["faiss"])
 
 
-def check_search(search: str | None) -> str:
-    """``search`` when it is one of :data:`SEARCHES` (None: ``exhaustive``).
+def parse_search(search: str | None) -> tuple[str, dict[str, int]]:
+    """(kind, parameters) of a search spec ``KIND[:NAME=VALUE,...]`` (None: ``exhaustive``).
 
-    >>> check_search("hnsw"), check_search(None)
-    ('hnsw', 'exhaustive')
-    >>> check_search("lsh")
+    The kind is one of :data:`SEARCHES`; the names are its build or search parameters
+    (:data:`DEFAULTS`), the values whole numbers.
+
+    >>> parse_search("ivf:nprobe=128, f16=1")
+    ('ivf', {'nprobe': 128, 'f16': 1})
+    >>> parse_search("hnsw"), parse_search(None)
+    (('hnsw', {}), ('exhaustive', {}))
+    >>> parse_search("lsh")
     Traceback (most recent call last):
     mathir.errors.InputError: unknown dense search 'lsh'; expected one of exhaustive, hnsw, ivf
+    >>> parse_search("ivf:ef_search=64")
+    Traceback (most recent call last):
+    mathir.errors.InputError: dense search 'ivf:ef_search=64': unknown ivf parameter 'ef_search'; expected one of nlist, nprobe, f16
     """
-    search = search or "exhaustive"
-    if search not in SEARCHES:
-        raise InputError(f"unknown dense search {search!r}; expected one of {', '.join(SEARCHES)}")
-    return search
+    spec = (search or "exhaustive").strip()
+    kind, _, rest = spec.partition(":")
+    kind = kind.strip()
+    if kind not in SEARCHES:
+        raise InputError(f"unknown dense search {kind!r}; expected one of {', '.join(SEARCHES)}")
+    names = [k for part in DEFAULTS.get(kind, ({}, {})) for k in part]
+    params: dict[str, int] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        name, eq, value = (x.strip() for x in item.partition("="))
+        if not names:
+            raise InputError(f"dense search {spec!r}: {kind} takes no parameters")
+        if name not in names:
+            raise InputError(f"dense search {spec!r}: unknown {kind} parameter {name!r}; "
+                             f"expected one of {', '.join(names)}")
+        if not eq or not value.isdigit():
+            raise InputError(f"dense search {spec!r}: {name} needs a whole number "
+                             f"({name}=N)")
+        params[name] = int(value)
+    if params.get("f16", 0) not in (0, 1):
+        raise InputError(f"dense search {spec!r}: f16 is 0 or 1")
+    return kind, params
+
+
+def check_search(search: str | None) -> str:
+    """The canonical form of a search spec (:func:`parse_search`), parameters by name.
+
+    >>> check_search("hnsw"), check_search(None), check_search("ivf: nprobe=64,f16=1")
+    ('hnsw', 'exhaustive', 'ivf:f16=1,nprobe=64')
+    """
+    kind, params = parse_search(search)
+    return kind + (":" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+                   if params else "")
 
 
 def flex_meta(flex: Path) -> tuple[int, int]:
@@ -76,6 +123,44 @@ def flex_vectors(flex: Path) -> np.memmap:
     """The FlexIndex's float32 vectors, memory-mapped read-only."""
     n, dim = flex_meta(flex)
     return np.memmap(Path(flex) / "vecs.f4", dtype="<f4", mode="r", shape=(n, dim))
+
+
+def half_vectors(flex: Path, quiet: bool = True) -> np.memmap:
+    """A float16 copy of the FlexIndex's vectors, memory-mapped read-only.
+
+    Written on first use to ``<flex>-f16/vecs.f2`` beside the FlexIndex (with a manifest
+    naming the float32 file's size and modification time, so a changed ``vecs.f4`` is
+    copied again), in blocks: memory stays bounded.
+    """
+    flex = Path(flex)
+    n, dim = flex_meta(flex)
+    path = flex.parent / (flex.name + "-f16")
+    wanted = {"kind": "half-vectors", "format": ANN_FORMAT, "vectors": _vectors_stamp(flex)}
+
+    def build_into(tmp: Path) -> dict:
+        from tqdm.auto import tqdm
+
+        source = flex_vectors(flex)
+        block = 65_536
+        with open(tmp / "vecs.f2", "wb") as out:
+            for start in tqdm(range(0, n, block), desc="float16 copy", unit=" blocks",
+                              disable=quiet):
+                out.write(np.asarray(source[start:start + block], dtype="<f2").tobytes())
+        return {"bytes": n * dim * 2}
+
+    build_or_reuse(path, wanted, build_into)
+    if n == 0:
+        return np.zeros((0, dim), dtype="<f2")
+    return np.memmap(path / "vecs.f2", dtype="<f2", mode="r", shape=(n, dim))
+
+
+def _vectors_stamp(flex: Path) -> dict:
+    """What a file derived from ``vecs.f4`` records of it: reused only while it matches."""
+    n, dim = flex_meta(flex)
+    vecs = Path(flex) / "vecs.f4"
+    stat = vecs.stat()
+    return {"path": str(vecs.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+            "passages": n, "dim": dim}
 
 
 def _nlist(n: int) -> int:
@@ -96,7 +181,7 @@ class AnnIndex:
     manifest: dict
     params: dict = field(default_factory=dict)
     _index: object = None
-    _vectors: np.memmap | None = None
+    _vectors: tuple[bool, np.memmap] | None = None
     _docnos: object = None
 
     @classmethod
@@ -105,7 +190,8 @@ class AnnIndex:
         """The ``kind`` index of ``flex`` (built beside it on first use).
 
         ``params``: for ``hnsw`` ``M``, ``ef_construction`` (build) and ``ef_search``;
-        for ``ivf`` ``nlist`` (0: 4 * sqrt(passages)) and ``nprobe``.
+        for ``ivf`` ``nlist`` (0: 4 * sqrt(passages)) and ``nprobe``; for both ``f16``
+        (1: rescore from float16 copies of the vectors, :func:`half_vectors`).
         """
         require_faiss()
         if kind not in DEFAULTS:
@@ -122,17 +208,18 @@ class AnnIndex:
             built["nlist"] = _nlist(n)
         name = "ann-" + kind + "".join(f"-{k}{v}" for k, v in built.items())
         path = flex.parent / name
-        vecs = flex / "vecs.f4"
-        stat = vecs.stat()
         wanted = {"kind": "ann-index", "format": ANN_FORMAT, "index": kind, "params": built,
-                  "vectors": {"path": str(vecs.resolve()), "size": stat.st_size,
-                              "mtime_ns": stat.st_mtime_ns, "passages": n, "dim": dim}}
+                  "vectors": _vectors_stamp(flex)}
 
         def build_into(tmp: Path) -> dict:
             return _build(flex, tmp / "index.faiss", kind, built, quiet, threads)
 
         build_or_reuse(path, wanted, build_into)
         search = {k: int(params.get(k, v)) for k, v in search_defaults.items()}
+        if search["f16"] not in (0, 1):
+            raise InputError(f"f16 is 0 or 1, not {search['f16']}")
+        if search["f16"]:
+            half_vectors(flex, quiet=quiet)
         return cls(flex, path, read_manifest(path), search)
 
     def __repr__(self) -> str:
@@ -149,9 +236,11 @@ class AnnIndex:
 
     @property
     def vectors(self) -> np.memmap:
-        if self._vectors is None:
-            self._vectors = flex_vectors(self.flex)
-        return self._vectors
+        """The vectors candidates are rescored with: float32, or float16 with ``f16=1``."""
+        f16 = bool(self.params.get("f16"))
+        if self._vectors is None or self._vectors[0] != f16:
+            self._vectors = (f16, half_vectors(self.flex) if f16 else flex_vectors(self.flex))
+        return self._vectors[1]
 
     @property
     def docnos(self):
@@ -167,9 +256,9 @@ class AnnIndex:
         """(scores, ids) of the ``depth`` best passages of each query, best first.
 
         ``rescore`` >= 1: ``ceil(rescore * depth)`` candidates are taken from the
-        approximate index and scored exactly with the float32 vectors; 0: the
-        approximate scores are kept. Missing results (fewer candidates than ``depth``)
-        have id -1 and score -inf.
+        approximate index and scored exactly with the float32 vectors (or the float16
+        copies, with ``f16=1``); 0: the approximate scores are kept. Missing results
+        (fewer candidates than ``depth``) have id -1 and score -inf.
         """
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         index = self.index
@@ -188,7 +277,7 @@ class AnnIndex:
         vectors = self.vectors
         for i, (row, q) in enumerate(zip(ids, queries, strict=True)):
             row = np.sort(row[row >= 0])  # disk order: fewer page reads
-            exact = np.asarray(vectors[row]) @ q
+            exact = np.asarray(vectors[row], dtype=np.float32) @ q
             top = np.argsort(-exact, kind="stable")[:depth]
             scores_out[i, :len(top)] = exact[top]
             ids_out[i, :len(top)] = row[top]
@@ -281,4 +370,4 @@ class AnnRetriever(pt.Transformer):
 
 
 __all__ = ["ANN_FORMAT", "AnnIndex", "AnnRetriever", "DEFAULTS", "SEARCHES", "check_search",
-           "flex_meta", "flex_vectors", "require_faiss"]
+           "flex_meta", "flex_vectors", "half_vectors", "parse_search", "require_faiss"]

@@ -314,9 +314,10 @@ class DenseRetriever(pt.Transformer):
     def _retriever(self, depth: int) -> pt.Transformer:
         if self.dense_search == "exhaustive":
             return self.index.flex().np_retriever(num_results=depth, drop_query_vec=True)
-        from mathir.indexing.ann_index import AnnIndex
+        from mathir.indexing.ann_index import AnnIndex, parse_search
 
-        return AnnIndex.build(self.index.path / "flex", self.dense_search).retriever(depth)
+        kind, params = parse_search(self.dense_search)
+        return AnnIndex.build(self.index.path / "flex", kind, **params).retriever(depth)
 
     def _pipe(self) -> pt.Transformer:
         depth = self.passage_depth or 3 * self.num_results
@@ -337,7 +338,8 @@ def dense(index: AnswerIndex | DenseAnswerIndex, model: str | Path | None = None
     Given an :class:`AnswerIndex`, the dense index beside it is built on first use (one
     per model and ``backend``: torch, onnx, onnx-int8, openvino, openvino-int8). ``search``: ``exhaustive`` (NumPy
     scan of every passage), ``hnsw`` or ``ivf`` (FAISS, built beside the vectors on first
-    use, candidates rescored exactly: :mod:`mathir.indexing.ann_index`).
+    use, candidates rescored exactly: :mod:`mathir.indexing.ann_index`), with parameters
+    as ``ivf:nprobe=128,f16=1`` (:func:`~mathir.indexing.ann_index.parse_search`).
 
     >>> import tempfile
     >>> from mathir.samples import arqmath_sample

@@ -3,6 +3,8 @@ scan on a small synthetic set, reuse, and the dense pipeline's search argument."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,51 @@ def test_recall_against_the_exhaustive_scan(flex, kind, params):
     assert (np.diff(scores, axis=1) <= 1e-7).all()
 
 
+def test_float16_rescoring_keeps_the_candidates_and_scores_within_1e_4(flex):
+    from mathir.indexing.ann_index import AnnIndex
+
+    path, vecs, queries = flex
+    exact_ann = AnnIndex.build(path, "ivf", nlist=64, nprobe=16)
+    half_ann = AnnIndex.build(path, "ivf", nlist=64, nprobe=16, f16=1)
+    assert half_ann.path == exact_ann.path  # the same FAISS index, another rescoring
+    half = np.fromfile(path.parent / (path.name + "-f16") / "vecs.f2", dtype="<f2")
+    np.testing.assert_array_equal(half.reshape(vecs.shape), vecs.astype("f2"))
+    scores, ids = half_ann.search(queries, 100)
+    exact_scores, exact_ids = exact_ann.search(queries, 100)
+    assert np.mean([len(set(a) & set(b)) / 100 for a, b in zip(ids, exact_ids, strict=True)]
+                   ) >= 0.99
+    np.testing.assert_allclose(scores[0], vecs[ids[0]] @ queries[0], atol=1e-4)
+    assert not np.array_equal(scores, exact_scores)  # rescored from the copies, not f4
+    # changing f16 on an open index switches the vectors it rescores with
+    half_ann.params["f16"] = 0
+    np.testing.assert_array_equal(half_ann.search(queries, 100)[0], exact_scores)
+
+
+def test_half_vectors_follow_a_changed_flex_index(tmp_path):
+    from mathir.indexing.ann_index import half_vectors
+
+    path = tmp_path / "flex"
+    for seed in (1, 2):
+        vecs = np.random.default_rng(seed).standard_normal((300, 8)).astype("f4")
+        pyterrier_dr.FlexIndex(str(path), verbose=False).indexer(mode="overwrite").index(
+            {"docno": f"d{i}%p0", "doc_vec": v} for i, v in enumerate(vecs))
+        np.testing.assert_array_equal(half_vectors(path), vecs.astype("f2"))
+
+
+def test_search_specs_reach_the_index(flex):
+    from mathir.indexing.ann_index import check_search, parse_search
+
+    assert parse_search("ivf:nlist=64,nprobe=8") == ("ivf", {"nlist": 64, "nprobe": 8})
+    assert check_search("ivf:nprobe=8,nlist=64") == "ivf:nlist=64,nprobe=8"
+    for bad, message in [("ivf:nprobe", "nprobe needs a whole number"),
+                         ("ivf:nprobe=-1", "nprobe needs a whole number"),
+                         ("ivf:f16=2", "f16 is 0 or 1"),
+                         ("exhaustive:nprobe=3", "exhaustive takes no parameters"),
+                         ("hnsw:nprobe=3", "unknown hnsw parameter 'nprobe'")]:
+        with pytest.raises(InputError, match=message):
+            parse_search(bad)
+
+
 def test_index_is_reused_and_checked(flex):
     from mathir.indexing.ann_index import AnnIndex
 
@@ -50,7 +97,7 @@ def test_index_is_reused_and_checked(flex):
     stamp = (first.path / "index.faiss").stat().st_mtime_ns
     again = AnnIndex.build(path, "hnsw", M=16, ef_construction=40, ef_search=64)
     assert (again.path / "index.faiss").stat().st_mtime_ns == stamp
-    assert again.params == {"ef_search": 64}
+    assert again.params == {"ef_search": 64, "f16": 0}
     with pytest.raises(InputError, match="unknown hnsw parameter"):
         AnnIndex.build(path, "hnsw", nprobe=3)
     with pytest.raises(InputError, match="unknown approximate index"):
@@ -78,3 +125,18 @@ def test_dense_pipeline_with_hnsw_matches_exhaustive_on_the_sample(sample_index)
     assert "search='hnsw'" in repr(neural.dense(sample_index, search="hnsw"))
     assert set(approx["docno"]) == set(exact["docno"])
     np.testing.assert_allclose(approx["score"], exact["score"], rtol=1e-5)
+    # a spec with parameters: the same answers, scores from the float16 copies
+    spec = neural.dense(sample_index, num_results=20, search="hnsw: f16=1,ef_search=64")
+    assert "search='hnsw:ef_search=64,f16=1'" in repr(spec)
+    half = spec(topics)
+    assert set(half["docno"]) == set(exact["docno"])
+    np.testing.assert_allclose(half["score"], exact["score"], atol=1e-4)
+
+
+def test_run_identity_differs_by_search_spec():
+    from mathir.pipelines import neural
+    from mathir.runs.provenance import pipeline_identity
+
+    ids = [pipeline_identity("dense", neural.dense, kw) for kw in
+           ({}, {"search": "ivf"}, {"search": "ivf:f16=1"}, {"search": "ivf:nprobe=64"})]
+    assert len({json.dumps(i, sort_keys=True, default=str) for i in ids}) == 4
