@@ -313,10 +313,17 @@ def _add_model_options(sp) -> None:
 
 
 def _options(args) -> dict[str, str]:
+    search = getattr(args, "dense_search", None)
+    if search:
+        from mathir.indexing.ann_index import check_search
+
+        # a wrong spec fails before any index is built; the canonical form (parameters by
+        # name) makes the same search the same keyword argument of a run's identity
+        search = check_search(search)
     return {k: v for k, v in (("cross_encoder", args.cross_encoder),
                               ("bi_encoder", args.bi_encoder),
                               ("backend", getattr(args, "backend", None)),
-                              ("search", getattr(args, "dense_search", None))) if v}
+                              ("search", search)) if v}
 
 
 def _split_reference(spec: str) -> tuple[str, str]:

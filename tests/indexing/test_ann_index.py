@@ -140,3 +140,17 @@ def test_run_identity_differs_by_search_spec():
     ids = [pipeline_identity("dense", neural.dense, kw) for kw in
            ({}, {"search": "ivf"}, {"search": "ivf:f16=1"}, {"search": "ivf:nprobe=64"})]
     assert len({json.dumps(i, sort_keys=True, default=str) for i in ids}) == 4
+
+
+def test_cli_checks_the_spec_before_building_anything(tmp_path, capsys):
+    from mathir import cli
+
+    args = cli._parser().parse_args(["experiment", "arqmath-task1",
+                                     "--dense-search", "ivf: nprobe=64,f16=1"])
+    assert cli._options(args) == {"search": "ivf:f16=1,nprobe=64"}
+    status = cli.main(["experiment", "arqmath-task1", "--dense-search", "ivf:nprob=3",
+                       "--out", str(tmp_path / "out"), "--index", str(tmp_path / "index")])
+    assert status == 2
+    assert "unknown ivf parameter 'nprob'; expected one of nlist, nprobe, f16" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "index").exists()
