@@ -20,8 +20,9 @@ The synthetic vectors go into a pyterrier-dr FlexIndex (what ``dense`` searches)
 real queries are searched (``--queries``, one at a time, depth 3,000 as ``dense`` asks):
 the exhaustive ``np_retriever`` (the baseline), then each ``--kinds`` search of
 :class:`mathir.indexing.ann_index.AnnIndex` (built, timed, sized), its candidates rescored
-exactly (or from float16 copies: ``ivf:f16=1``). Recall@1000 is the share of the exhaustive scan's 1,000 best passages that the
-approximate search returns in its 1,000 best. Memory is measured in a fresh process that
+exactly (or from float16 copies: ``ivf:f16=1``). Recall@1000 is the share of the
+exhaustive scan's 1,000 best passages that the approximate search returns in its 1,000
+best. Memory is measured in a fresh process that
 only opens the index and runs the queries (``VmHWM``, ``RssAnon``, ``RssFile`` of
 ``/proc/self/status``).
 
