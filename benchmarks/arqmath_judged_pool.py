@@ -91,10 +91,11 @@ def effectiveness(data: Path, year: str, pipelines: list[str], out: Path, quiet:
 def pool_qrels(task, d):
     """``d``'s qrels restricted to the answers of its collection (as ``run_experiment``
     restricts them), and those answers."""
+    from mathir.evaluation.evaluated import qrels_in_collection
+
     index = task.index(d, quiet=True)
     docnos = set(index.docnos())
-    qrels = task.read_qrels(d.qrels)
-    return qrels[qrels["docno"].isin(docnos)], docnos
+    return qrels_in_collection(task.read_qrels(d.qrels), docnos), docnos
 
 
 def pool_summary(qrels: pd.DataFrame) -> dict:

@@ -208,6 +208,7 @@ def rerank(task, d, index, texts, backends, cross_encoder: str, topics_n: int) -
 def rerank_quality(task, d, backends, cross_encoder: str, topics_n: int) -> dict:
     """nDCG' of BM25's top 100 reranked by the cross-encoder with each backend, on the
     first ``topics_n`` judged topics of ``d`` (0: all), pool qrels; seconds per backend."""
+    from mathir.evaluation.evaluated import qrels_in_collection
     from mathir.evaluation.prime import per_query
     from mathir.indexing.dense_index import AnswerTexts
     from mathir.pipelines import neural
@@ -215,7 +216,7 @@ def rerank_quality(task, d, backends, cross_encoder: str, topics_n: int) -> dict
 
     index = task.index(d, quiet=True)
     qrels = task.read_qrels(d.qrels)
-    qrels = qrels[qrels["docno"].isin(set(index.docnos()))]
+    qrels = qrels_in_collection(qrels, index.docnos())
     topics = task.read_topics(d.topics)
     topics = topics[topics["qid"].isin(set(qrels["qid"]))]
     if topics_n:

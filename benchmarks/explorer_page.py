@@ -81,11 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     pipelines = ["tfidf", "bm25", {"bm25+tfidf": lambda index: mathir.bm25(index) % 100
                                    + mathir.tfidf(index)}]
     res = run_experiment(task, data, pipelines, out=out, quiet=True)
-    topics = task.read_topics(data.topics)
-    runs = {n: task.read_run(p) for n, p in res.runs.items()}
     t0, c0 = time.perf_counter(), cpu_seconds()
-    ex, renderer = build_explorer(task.name, topics, task.read_qrels(data.qrels), runs,
-                                  res.per_topic, baseline=res.baseline, collection=data.collection,
+    ex, renderer = build_explorer(res.evaluation, res.topics, data, baseline=res.baseline,
                                   primary=task.primary_measure, depth=args.depth, all_topics=True)
     page = write_report(out / "explorer.html", html_report(
         "explorer benchmark", res.table, res.baseline, res.significance,

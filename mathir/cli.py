@@ -73,6 +73,14 @@ def _add_common(sp) -> None:
     g.add_argument("--split", help="split (WorldTree, word problems)")
 
 
+def _add_judged(sp, default: str) -> None:
+    """``--judged``: which judgments score the runs (tasks with ``qrels_in_collection``)."""
+    sp.add_argument("--judged", choices=("collection", "file"),
+                    help="which judgments score the runs (ARQMath Task 1): collection = those "
+                    "of the documents the collection holds, file = every judgment of the "
+                    f"qrels file (default: {default})")
+
+
 def _add_demo(sub) -> None:
     """``mathir demo``: every task on the embedded samples."""
     sp = sub.add_parser("demo", help="every task on the embedded samples")
@@ -113,6 +121,7 @@ def _add_experiment(sub, overview: bool) -> None:
                     help="run topic batches on a Ray cluster ('auto', an address, or 'local')")
     sp.add_argument("--no-reuse", action="store_true",
                     help="recompute runs even when their manifests still match")
+    _add_judged(sp, "collection, recorded in each run's manifest")
 
 
 def _add_index(sub) -> None:
@@ -169,6 +178,8 @@ def _add_evaluate(sub) -> None:
                         choices=option.choices or None, metavar=metavar,
                         help=f"{option.help} [{', '.join(tasks)}]")
     sp.add_argument("--format", choices=FORMATS, default="table")
+    _add_judged(sp, "as each run's manifest records, as its experiment scored it; file "
+                "for a run without one")
     sp.add_argument("runs", nargs="*", metavar="RUN",
                     help="run files (arqmath-task3 with --assignments: default every run it names)")
 
@@ -257,6 +268,7 @@ def _add_view(sub) -> None:
     sp.add_argument("--depth", type=int, default=20,
                     help="results listed per run and topic (default 20; the page shows the "
                     "top k of them, k chosen in the page)")
+    _add_judged(sp, "collection")
 
 
 def _add_tasks(sub) -> None:
@@ -358,11 +370,11 @@ def _own_pipelines(args) -> dict[str, object]:
 def _data(task, args):
     """The task's files: ``--data``, else ``$MATHIR_DATA`` where a year or split asks for
     real data (as ``pt.get_dataset`` reads it), else the embedded sample."""
+    from mathir.tasks import data_folder
+
     year = args.year or args.split
-    data = args.data
-    if data is None and (year or args.collection):
-        data = os.environ.get("MATHIR_DATA") or None
-    return task.data(data, year, args.collection)
+    return task.data(data_folder(args.data, bool(year or args.collection)), year,
+                     args.collection)
 
 
 def _cmd_demo(args) -> None:
@@ -408,7 +420,7 @@ def _cmd_experiment(args) -> None:
                          index_dir=args.index, quiet=args.quiet, baseline=args.baseline,
                          test=args.test, correction=args.correction, workers=args.workers,
                          ray_address=args.ray, reuse=not args.no_reuse, options=_options(args),
-                         run_format=args.run_format)
+                         run_format=args.run_format, judged=args.judged)
     _print_experiment(res, args)
 
 
@@ -433,6 +445,8 @@ def _print_experiment(res, args) -> None:
         shown = "table" if args.format == "html" else args.format
         print(format_table(res.table, shown, significance=res.significance,
                            footnote=significance_note(res)))
+        if res.judged_note:  # said with every table (stderr: stdout stays the table)
+            print(f"judged set: {res.judged_note}", file=sys.stderr)
         if args.format == "html":
             from mathir.experiment import write_experiment_report
 
@@ -504,7 +518,7 @@ def _evaluation_options() -> dict:
 
 def _cmd_evaluate(args) -> None:
     from mathir.evaluation.tables import format_table
-    from mathir.experiment import evaluate_runs
+    from mathir.experiment import evaluate_run_files
     from mathir.tasks import get_task
 
     task = get_task(args.task)
@@ -516,9 +530,14 @@ def _cmd_evaluate(args) -> None:
         flags = ", ".join("--" + u.replace("_", "-") for u in unused)
         own = ", ".join(o.flag for o in task.options) or "none"
         raise InputError(f"{flags}: not an option of {task.name} (its options: {own})")
-    table = evaluate_runs(task, args.qrels, args.runs, args.topics,
-                          qrels_duplicates=args.qrels_duplicates, **options)
-    print(format_table(table, args.format))
+    ev = evaluate_run_files(task, args.qrels, args.runs, args.topics,
+                            qrels_duplicates=args.qrels_duplicates, judged=args.judged,
+                            **options)
+    print(format_table(ev.table, args.format))
+    if ev.judged_note:
+        how = (" (as the runs' manifests record: as their experiment scored them)"
+               if args.judged is None and ev.judged == "collection" else "")
+        print(f"judged set: {ev.judged_note}{how}", file=sys.stderr)
 
 
 def _cmd_answers(args) -> None:
@@ -573,7 +592,7 @@ def _cmd_view(args) -> None:
         raise InputError(f"--depth must be at least 1, not {args.depth}")
     out = require_output_file(args.out, "--out file") if args.out else None
     print(view_runs(task, args.runs, _data(task, args), out=out, baseline=args.baseline,
-                    depth=args.depth))
+                    depth=args.depth, judged=args.judged))
 
 
 def _cmd_train_reranker(args) -> None:

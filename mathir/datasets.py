@@ -28,7 +28,6 @@ The task registry's own names are accepted too (``arqmath-task1/2022``,
 from __future__ import annotations
 
 import difflib
-import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -40,14 +39,12 @@ from typing import TYPE_CHECKING, Any
 import pyterrier as pt
 
 from mathir.errors import InputError
-from mathir.tasks import Need
+from mathir.tasks import DATA_ENV, Need, data_folder
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from mathir.tasks import Task, TaskData
-
-DATA_ENV = "MATHIR_DATA"
 
 
 @dataclass(frozen=True)
@@ -152,8 +149,7 @@ class MathirDataset(pt.datasets.Dataset):
             raise InputError(f"mathir:{self.name} is the embedded sample and reads no data "
                              f"folder; drop data= or use a year / split, e.g. "
                              f"{self._other_names()}")
-        root = data if data is not None else (
-            None if self._spec.sample else os.environ.get(DATA_ENV) or None)
+        root = data_folder(data, not self._spec.sample)
         self._root = Path(root).expanduser() if root else None
         self._collection = Path(collection).expanduser() if collection else None
         self._files = None
@@ -299,9 +295,17 @@ class MathirDataset(pt.datasets.Dataset):
         >>> list(ds.evaluate({"bm25": res}).columns)
         ["nDCG'", "MAP'", "P'@10", 'bpref']
         """
+        return self.evaluated(results, **options).table
+
+    def evaluated(self, results: pd.DataFrame | Mapping[str, pd.DataFrame], **options: Any):
+        """The one evaluation of ``results`` (:class:`mathir.evaluation.evaluated.EvaluatedRuns`:
+        the runs in the order they were scored, the judgments used, per-topic scores and
+        the table), judged as :meth:`get_qrels` judges."""
         import tempfile
 
         import pandas as pd
+
+        from mathir.evaluation.evaluated import evaluate
 
         task = self.task()
         given = {"run": results} if isinstance(results, pd.DataFrame) else dict(results)
@@ -312,7 +316,11 @@ class MathirDataset(pt.datasets.Dataset):
                 path = task.write_run(frame, Path(tmp) / "run.tsv", name=name,
                                       format=task.run_formats[0], topics=topics)
                 runs[name] = task.read_run(path, topics=set(topics))
-        return task.table(runs, self.get_qrels(), **{**self.get_extras(), **options})
+        docnos = self.get_index().docnos() if task.qrels_in_collection else None
+        # every judgment of the file: the evaluation applies the judged-set rule
+        return evaluate(task, runs, MathirDataset.get_qrels(self), docnos=docnos,
+                        where=Path(self.files().collection).name,
+                        **{**self.get_extras(), **options})
 
     def get_extras(self) -> dict[str, Path]:
         """The task's extra files by option name (e.g. ``formula_index``, ``assignments``,
@@ -364,8 +372,9 @@ class AnswerDataset(MathirDataset):
         qrels = super().get_qrels()
         if variant == "official" or not self.task().qrels_in_collection:
             return qrels
-        held = qrels[qrels["docno"].isin(set(self.get_index().docnos()))].reset_index(drop=True)
-        held.attrs.update(qrels.attrs)
+        from mathir.evaluation.evaluated import qrels_in_collection
+
+        held = qrels_in_collection(qrels, self.get_index().docnos())
         if held.empty:
             raise InputError(f"mathir:{self.name}: no judged document is in the collection",
                              path=self.files().collection)

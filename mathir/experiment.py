@@ -83,6 +83,15 @@ class ExperimentResult:
     recomputed: dict[str, str] = field(default_factory=dict)
     test: str = "t"
     correction: str = "holm"
+    #: the one evaluation every view reads (:class:`mathir.evaluation.evaluated.EvaluatedRuns`)
+    evaluation: Any = None
+    #: the topics of the runs (read once; the explorer lists them)
+    topics: Any = None
+
+    @property
+    def judged_note(self) -> str | None:
+        """Which judgments scored the runs, in words (None where every judgment counts)."""
+        return self.evaluation.judged_note if self.evaluation is not None else None
 
 
 # --- pipelines: declared, resolved, built once ---------------------------------------------
@@ -431,11 +440,48 @@ def _run(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
     return path, description
 
 
-def _manifest(task: Task, pipeline: Pipeline, data: TaskData, index, run_format: str) -> dict:
-    return run_manifest(task.name, pipeline.identity(), data.topics, data.qrels,
-                        index_dir=getattr(index, "path", None),
-                        data={"collection": data.collection, **data.extras},
-                        run_format=run_format)
+def _manifest(task: Task, pipeline: Pipeline, data: TaskData, index, run_format: str,
+              judged: str | None = None) -> dict:
+    manifest = run_manifest(task.name, pipeline.identity(), data.topics, data.qrels,
+                            index_dir=getattr(index, "path", None),
+                            data={"collection": data.collection, **data.extras},
+                            run_format=run_format)
+    manifest["evaluation"] = evaluation_record(task, data, index, judged)
+    return manifest
+
+
+def evaluation_record(task: Task, data: TaskData, index, judged: str | None = None) -> dict:
+    """How a run is scored, as its manifest records it (not part of its identity): the
+    judged set (``collection``: the judgments of the documents the collection holds, for a
+    task that declares ``qrels_in_collection``; ``file``: every judgment), the collection
+    and the index whose documents those are. ``mathir evaluate`` scores a run with a
+    manifest by it."""
+    rule = judged or ("collection" if task.qrels_in_collection else "file")
+    record: dict[str, Any] = {"judged": rule, "label": data.label}
+    if rule == "collection":
+        record["collection"] = str(Path(data.collection).resolve())
+        path = getattr(index, "path", None)
+        record["index"] = str(Path(path).resolve()) if path is not None else None
+    return record
+
+
+def _record_evaluation(run_path: Path, record: dict) -> None:
+    """Update the evaluation record of a reused run's manifest (its identity and the run
+    file's checksum are kept)."""
+    import json
+
+    from mathir.runs.provenance import manifest_path
+
+    p = manifest_path(run_path)
+    try:
+        stored = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if stored.get("evaluation") == record:
+        return
+    stored["evaluation"] = record
+    with atomic_file(p) as f:
+        json.dump(stored, f, indent=2, sort_keys=True)
 
 
 def _run_with_manifest(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
@@ -586,8 +632,16 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
                    quiet: bool = False, baseline: str | None = None, test: str = "t",
                    correction: str = "holm", workers: int = 1, ray_address: str | None = None,
                    reuse: bool = True, options: Mapping[str, Any] | None = None,
-                   run_format: str | None = None) -> ExperimentResult:
+                   run_format: str | None = None, judged: str | None = None
+                   ) -> ExperimentResult:
     """Index, run each pipeline, write run files with manifests, evaluate and compare.
+
+    ``judged``: which judgments score the runs, ``"collection"`` (the default where the
+    task declares ``qrels_in_collection``, ARQMath Task 1: the judgments of the documents
+    the collection holds) or ``"file"`` (every judgment of the qrels file); recorded in
+    each run's manifest (``mathir evaluate`` scores the run by it) and said by
+    ``result.judged_note``. The evaluation is made once (``result.evaluation``); the
+    table, per-topic scores, significance tests, report and explorer all read it.
 
     ``pipelines``: see :func:`resolve_pipelines` — the task's names, entry-point names,
     and your own, e.g. ``["bm25", {"mine": lambda index: mathir.bm25(index) >>
@@ -622,16 +676,37 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
         raise InputError("no pipeline to run")
     if baseline is not None and baseline not in names:
         raise InputError(f"baseline {baseline!r} is not one of the pipelines run: {', '.join(names)}")
+    if judged is not None:
+        check_judged(task, judged)
     with quiet_libraries(library_warnings=False) if quiet else contextlib.nullcontext():
         return _experiment(task, data or task.data(), chosen, Path(out), index_dir, quiet,
-                           baseline, test, correction, workers, ray_address, reuse, run_format)
+                           baseline, test, correction, workers, ray_address, reuse, run_format,
+                           judged)
+
+
+def check_judged(task: Task, judged: str) -> str:
+    """``judged`` when it is a judged-set rule that applies to ``task``; InputError
+    otherwise (checked before any work).
+
+    >>> check_judged(get_task("worldtree"), "collection")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: worldtree judges every document of its qrels file ...
+    """
+    from mathir.evaluation.evaluated import JUDGED_RULES
+
+    if judged not in JUDGED_RULES:
+        raise InputError(f"unknown judged set {judged!r}; expected one of "
+                         f"{', '.join(JUDGED_RULES)}")
+    if judged == "collection" and not task.qrels_in_collection:
+        raise InputError(f"{task.name} judges every document of its qrels file: "
+                         "--judged collection does not apply")
+    return judged
 
 
 def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Path, index_dir,
                 quiet: bool, baseline: str | None, test: str, correction: str, workers: int,
-                ray_address: str | None, reuse: bool, run_format: str) -> ExperimentResult:
-    from mathir.evaluation.significance import significance_table
-
+                ray_address: str | None, reuse: bool, run_format: str,
+                judged: str | None = None) -> ExperimentResult:
     topics = task.read_topics(data.topics)
     qrels = task.read_qrels(data.qrels) if data.qrels else None
     known = set(topics["qid"])
@@ -643,10 +718,11 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
     reused: list[str] = []
     recomputed: dict[str, str] = {}
     folder = out / task.name / data.label
+    record = evaluation_record(task, data, index, judged)
     for n, pipeline in chosen.items():
         t0 = time.perf_counter()
         path = folder / f"{n}.tsv"
-        manifest = _manifest(task, pipeline, data, index, run_format)
+        manifest = _manifest(task, pipeline, data, index, run_format, judged)
         # Another experiment may write the same run file (same output folder and data
         # label, other data): the lock keeps reuse check, write, manifest and reading
         # back one step, so the scores are those of this experiment's own run.
@@ -654,6 +730,7 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
             why = stale_reason(path, manifest) if reuse else "reuse turned off"
             if why is None:
                 reused.append(n)
+                _record_evaluation(path, record)
             else:
                 recomputed[n] = why
                 _run_with_manifest(task, pipeline, index, topics, path, manifest, quiet,
@@ -662,28 +739,35 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
         runs[n] = path
         seconds[n] = time.perf_counter() - t0
     result = ExperimentResult(task.name, data, runs, None, seconds, reused=reused,
-                              recomputed=recomputed, test=test, correction=correction)
+                              recomputed=recomputed, test=test, correction=correction,
+                              topics=topics)
     if qrels is None:
         return result
-    if task.qrels_in_collection:
-        qrels = qrels[qrels["docno"].isin(set(index.docnos()))]
-        if qrels.empty:
-            raise InputError("no judged document of these qrels is in the collection",
-                             path=data.qrels)
-    result.table, scores = task.evaluation(loaded, qrels, **data.extras)
+    _evaluate_into(result, task, loaded, qrels, record, index, baseline or next(iter(chosen)))
     if task.report is not None:
         with exclusive_lock(folder):  # keep the figures this experiment drew (see above)
             result.files = task.report(loaded, qrels, folder, **data.extras)
             result.figures = {what: Path(f).read_bytes() for what, f in result.files.items()
                               if Path(f).suffix == ".png"}
-    if scores is not None:
-        result.per_topic = scores
-        result.baseline = baseline or next(iter(chosen))
-        measures = [m for m in result.table.columns
-                    if all(m in df.columns for df in result.per_topic.values())]
-        result.significance = significance_table(result.per_topic, measures, result.baseline,
-                                                 test=test, correction=correction)
     return result
+
+
+def _evaluate_into(result: ExperimentResult, task: Task, runs: dict, qrels, record: dict,
+                   index, baseline: str) -> None:
+    """The one evaluation of ``runs``, and what the result derives from it."""
+    from mathir.evaluation.evaluated import evaluate
+
+    rule = record["judged"]
+    docnos = index.docnos() if rule == "collection" and index is not None else None
+    where = Path(record.get("collection") or result.data.collection).name
+    ev = evaluate(task, runs, qrels, docnos=docnos, judged=rule, where=where,
+                  **result.data.extras)
+    result.evaluation = ev
+    result.table = ev.table
+    if ev.per_topic is not None:
+        result.per_topic = ev.per_topic
+        result.baseline = baseline
+        result.significance = ev.significance(baseline, result.test, result.correction)
 
 
 def significance_note(result: ExperimentResult) -> str | None:
@@ -733,7 +817,8 @@ def write_per_topic(result: ExperimentResult, path: str | Path) -> tuple[Path, P
 def experiment_explorer(result: ExperimentResult, depth: int = 20):
     """The run explorer of an experiment's runs: ``(Explorer, MathRenderer)`` (see
     :func:`mathir.evaluation.explorer_views.build_explorer`; the renderer's ``stats`` count
-    the formulas latex2mathml could not convert).
+    the formulas latex2mathml could not convert). It reads the experiment's evaluation:
+    each run listed in the order it was scored, with the judgments the score used.
 
     >>> import tempfile
     >>> res = run_experiment("word-problems", out=tempfile.mkdtemp(), quiet=True)
@@ -743,64 +828,73 @@ def experiment_explorer(result: ExperimentResult, depth: int = 20):
     """
     from mathir.evaluation.explorer_views import build_explorer
 
+    if result.evaluation is None:
+        raise InputError("no qrels, so nothing to explore for these runs")
     task = get_task(result.task)
-    data = result.data
-    topics = task.read_topics(data.topics)
-    qrels = task.read_qrels(data.qrels) if data.qrels else None
-    known = set(topics["qid"])
-    runs = {name: task.read_run(path, topics=known) for name, path in result.runs.items()}
-    return build_explorer(task.name, topics, qrels, runs, result.per_topic,
-                          baseline=result.baseline, primary=task.primary_measure,
-                          collection=data.collection, extras=data.extras, depth=depth)
+    topics = result.topics if result.topics is not None else task.read_topics(result.data.topics)
+    return build_explorer(result.evaluation, topics, result.data, baseline=result.baseline,
+                          primary=task.primary_measure, depth=depth)
+
+
+def read_runs(task: Task, paths: Iterable[str | Path], topics: Iterable[str] | None = None
+              ) -> dict[str, pd.DataFrame]:
+    """Run files read by the task's reader, named by file stem (two runs with one stem
+    are an error). ``topics``: a run line for another topic is an error."""
+    known = set(topics) if topics is not None else None
+    runs: dict[str, pd.DataFrame] = {}
+    for p in paths:
+        name = Path(p).stem
+        if name in runs:
+            raise InputError(f"two runs are named {name!r} (file stem); rename one", path=p)
+        runs[name] = task.read_run(p, topics=known)
+    return runs
+
+
+def collection_docnos(task: Task, data: TaskData, index=None) -> list[str] | None:
+    """The documents ``data``'s collection holds, as its index lists them (built, or
+    reused, when not given); None for a task that judges every document of its qrels."""
+    if not task.qrels_in_collection:
+        return None
+    if index is None:
+        index = task.index(data, quiet=True)
+    return index.docnos()
 
 
 def view_runs(task: Task | str, run_paths: Iterable[str | Path], data: TaskData | None = None,
               out: str | Path | None = None, baseline: str | None = None,
-              depth: int = 20) -> Path:
+              depth: int = 20, judged: str | None = None) -> Path:
     """Evaluate run files (anyone's) and write the experiment report with its explorer.
 
     Runs are named by file stem; ``data`` says where the topics, qrels and collection
     are (default: the task's sample); ``out`` defaults to ``report.html`` beside the
-    first run. The same file ``mathir experiment --format html`` writes.
+    first run. Runs are judged as ``mathir experiment`` judges them (``judged``, see
+    :func:`run_experiment`). The same file ``mathir experiment --format html`` writes.
 
     >>> import tempfile
     >>> res = run_experiment("arqmath-task1", out=tempfile.mkdtemp(), quiet=True)
     >>> view_runs("arqmath-task1", res.runs.values(), out=tempfile.mkdtemp() + "/v.html").name
     'v.html'
     """
-    from mathir.evaluation.significance import significance_table
-
     task = get_task(task) if isinstance(task, str) else task
+    if judged is not None:
+        check_judged(task, judged)
     data = data or task.data()
     paths = [Path(p) for p in run_paths]
     if not paths:
         raise InputError(f"no run files to view (RUN ...) for {task.name}")
     topics = task.read_topics(data.topics)
-    known = set(topics["qid"])
-    runs: dict[str, pd.DataFrame] = {}
-    for p in paths:
-        if p.stem in runs:
-            raise InputError(f"two runs are named {p.stem!r} (file stem); rename one", path=p)
-        runs[p.stem] = task.read_run(p, topics=known)
+    runs = read_runs(task, paths, set(topics["qid"]))
     if baseline is not None and baseline not in runs:
         raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(runs)}")
     if data.qrels is None:
         raise InputError("no qrels for these topics, so nothing to compare the runs on")
     qrels = task.read_qrels(data.qrels)
-    if task.qrels_in_collection:  # as run_experiment judges: only what the collection holds
-        from mathir.indexing.answer_index import AnswerCollection
-
-        answers = {p.post_id for p in AnswerCollection.at(data.collection).iter_posts()
-                   if p.post_type == "answer"}
-        qrels = qrels[qrels["docno"].isin(answers)]
-    table, scores = task.evaluation(runs, qrels, **data.extras)
-    result = ExperimentResult(task.name, data, dict(zip(runs, paths, strict=True)), table, {})
-    result.baseline = baseline or next(iter(runs))
-    if scores is not None:
-        result.per_topic = scores
-        measures = [m for m in result.table.columns
-                    if all(m in df.columns for df in result.per_topic.values())]
-        result.significance = significance_table(result.per_topic, measures, result.baseline)
+    result = ExperimentResult(task.name, data, dict(zip(runs, paths, strict=True)), None, {},
+                              topics=topics)
+    record = evaluation_record(task, data, None, judged)
+    index = task.index(data, quiet=True) if record["judged"] == "collection" else None
+    _evaluate_into(result, task, runs, qrels, record, index, baseline or next(iter(runs)))
+    result.baseline = result.baseline or baseline or next(iter(runs))
     return write_experiment_report(result, out, depth=depth)
 
 
@@ -842,6 +936,8 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
     notes = [f"Runs: {', '.join(str(p) for p in result.runs.values())}."]
     if result.significance is None:
         notes.append("No per-topic scores for this task: no significance tests.")
+    if result.judged_note:
+        notes.append(f"Judged set: {result.judged_note}.")
     if result.table.attrs.get("note"):
         notes.append(str(result.table.attrs["note"]))
     title = f"{task.description} — {result.data.label}"
@@ -857,15 +953,34 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
 
 def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str | Path],
                   topics_path: str | Path | None = None, qrels_duplicates: str = "error",
-                  **options) -> pd.DataFrame:
+                  judged: str | None = None, **options) -> pd.DataFrame:
     """Evaluate run files against a qrels file; rows are named by file stem.
 
     With ``topics_path``, a run line for a topic outside those topics is an error.
     A document judged twice for a topic is an error, as in trec_eval, unless
     ``qrels_duplicates="last"`` (the last judgment counts, as in ir_measures).
     ``options`` go to the task's evaluation (e.g. ``formula_index=PATH``).
+
+    ``judged``: ``"file"`` scores every run on every judgment of the qrels file;
+    ``"collection"`` on the judgments of the documents the collection of the runs'
+    manifests holds. By default, runs whose manifests (written by ``mathir experiment``
+    and ``mathir run``) record a judged set are scored by it, as their experiment scored
+    them; other runs on the whole file. The table's ``attrs["judged"]`` says which.
     """
+    return evaluate_run_files(task, qrels_path, run_paths, topics_path, qrels_duplicates,
+                              judged, **options).table
+
+
+def evaluate_run_files(task: Task | str, qrels_path: str | Path, run_paths: list[str | Path],
+                       topics_path: str | Path | None = None, qrels_duplicates: str = "error",
+                       judged: str | None = None, **options):
+    """:func:`evaluate_runs`, returning the whole evaluation
+    (:class:`mathir.evaluation.evaluated.EvaluatedRuns`)."""
+    from mathir.evaluation.evaluated import evaluate
+
     task = get_task(task) if isinstance(task, str) else task
+    if judged is not None:
+        check_judged(task, judged)
     if not run_paths and not options:
         raise InputError(f"no run files to evaluate (RUN ...) for {task.name}")
     if qrels_duplicates == "error":
@@ -876,17 +991,68 @@ def evaluate_runs(task: Task | str, qrels_path: str | Path, run_paths: list[str 
     else:
         raise InputError(f"{task.name}: its qrels reader has no choice of duplicates")
     known = set(task.read_topics(topics_path)["qid"]) if topics_path else None
-    runs = {}
+    runs = read_runs(task, run_paths, known)
+    docnos, where = None, None
+    rule = judged or "file"
+    if task.qrels_in_collection and judged != "file":
+        recorded = _recorded_collection(task, run_paths, judged)
+        if recorded is not None:
+            rule = "collection"
+            where, docnos = recorded
+    return evaluate(task, runs, qrels, docnos=docnos, judged=rule, where=where, **options)
+
+
+def _recorded_collection(task: Task, run_paths: list[str | Path], judged: str | None
+                         ) -> tuple[str, list[str]] | None:
+    """(collection name, its documents) from the runs' manifests when they record the
+    ``collection`` judged set (one collection for all); None when none records one."""
+    import json
+
+    from mathir.runs.provenance import manifest_path
+
+    records = []
     for p in run_paths:
-        name = Path(p).stem
-        if name in runs:
-            raise InputError(f"two runs are named {name!r} (file stem); rename one", path=p)
-        runs[name] = task.read_run(p, topics=known)
-    return task.table(runs, qrels, **options)
+        try:
+            stored = json.loads(manifest_path(p).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}
+        record = stored.get("evaluation") if isinstance(stored, dict) else None
+        records.append(record if isinstance(record, dict) else None)
+    judged_by_collection = [r for r in records if r and r.get("judged") == "collection"]
+    if not judged_by_collection:
+        if judged == "collection":
+            raise InputError("--judged collection: no run has a manifest that names its "
+                             "collection (written by mathir experiment or mathir run)")
+        return None
+    collections = {r.get("collection") for r in judged_by_collection}
+    if len(collections) > 1 or len(judged_by_collection) < len(records):
+        raise InputError("the runs were judged on different sets (their manifests name "
+                         f"{len(collections)} collection(s), and {records.count(None)} run(s) "
+                         "have none): evaluate them apart, or all with --judged file")
+    record = judged_by_collection[0]
+    collection = Path(str(record.get("collection")))
+    index_dir = record.get("index")
+    index = None
+    if index_dir and Path(index_dir).is_dir() and task.open_index is not None:
+        try:
+            index = task.open_index(index_dir)
+        except Exception:  # an index of another version: rebuilt below from the collection
+            index = None
+    if index is None:
+        if not collection.exists():
+            raise InputError("the collection that judged this run (its manifest's "
+                             "evaluation record) is gone; score it on the whole file with "
+                             "--judged file", path=collection)
+        from mathir.tasks import TaskData
+
+        index = task.index(TaskData(str(record.get("label") or "run"), collection,
+                                    collection, None), quiet=True)
+    return collection.name, list(index.docnos())
 
 
 __all__ = ["ENTRY_POINT_GROUP", "ExperimentResult", "Pipeline", "accepts", "available_pipelines",
-           "build_pipeline", "evaluate_runs", "experiment_explorer", "import_reference", "load_pipelines_file",
+           "build_pipeline", "check_judged", "collection_docnos", "evaluate_run_files",
+           "evaluate_runs", "evaluation_record", "read_runs", "experiment_explorer", "import_reference", "load_pipelines_file",
            "plugin_pipelines", "plugin_pipelines_by_task", "quiet_libraries", "resolve_pipelines",
            "run_experiment", "run_pipeline", "significance_note", "view_runs",
            "write_experiment_report", "write_pipeline_run",

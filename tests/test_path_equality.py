@@ -86,12 +86,44 @@ def every_path(task_name: str, dataset: str, pipeline: str, tmp_path, capsys,
     evaluated = _cli_json(["evaluate", task_name, "--qrels", str(qrels_file), "--format",
                            "json", *flags, str(run_file)], capsys)[run_file.stem]
 
+    # the run file against the official qrels file: judged as its manifest records
+    as_recorded = _cli_json(["evaluate", task_name, "--qrels", str(files.qrels), "--format",
+                             "json", *flags, str(run_file)], capsys)[run_file.stem]
+
     for m in task.measure_names:
         a, b = float(through_ds[m]), float(library[m])
         assert a == pytest.approx(b, abs=1e-9), (m, "dataset", a, "run_experiment", b)
         assert cli[m] == pytest.approx(b, abs=1e-4), (m, "mathir experiment")
         assert evaluated[m] == pytest.approx(b, abs=1e-4), (m, "mathir evaluate")
+        assert as_recorded[m] == pytest.approx(b, abs=1e-4), (m, "mathir evaluate, manifest")
+    explorer_is_the_evaluation(res)
     return library.to_dict()
+
+
+def explorer_is_the_evaluation(res) -> None:
+    """Each topic's listed order and labels in the explorer equal the evaluated run's."""
+    from mathir.experiment import experiment_explorer
+
+    ev = res.evaluation
+    ex, _ = experiment_explorer(res)
+    task = get_task(res.task)
+    assert ex.topics
+    for view in ex.topics:
+        for name, run in ev.runs.items():
+            hits = view.hits[name]
+            mine = run[run["qid"].astype(str) == view.qid]
+            if task.order == "given":  # one answer per topic
+                assert len(hits) == min(len(mine), 1)
+                continue
+            top = mine.head(ex.depth)
+            assert [(h.docno, h.rank) for h in hits] == \
+                list(zip(top["docno"].astype(str), top["rank"])), (view.qid, name)
+            for h in hits:
+                found = ev.judgment(view.qid, h.docno)
+                used = found is not None and found[1]
+                assert (h.label != "unjudged") == used, (view.qid, h.docno)
+                if used:
+                    assert float(h.label) == float(found[0])
 
 
 def test_every_registered_task_with_a_sample_is_covered():

@@ -26,9 +26,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from mathir.evaluation.evaluated import EvaluatedRuns
 from mathir.evaluation.explorer import (
     MATH,
     Badge,
@@ -39,6 +41,9 @@ from mathir.evaluation.explorer import (
     TopicView,
     label_badges,
 )
+
+if TYPE_CHECKING:
+    from mathir.tasks import TaskData
 
 #: characters of an answer's text shown in a snippet (formulas count a third)
 SNIPPET_CHARS = 420
@@ -61,18 +66,13 @@ def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _ranked(run: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """qid -> the run's rows for that topic, best first, with a 1-based ``_rank``."""
-    df = run.copy()
-    df["qid"] = df["qid"].astype(str)
-    df["docno"] = df["docno"].astype(str)
-    order = ["qid", "rank"] if "rank" in df.columns else ["qid"]
-    asc = [True, True] if "rank" in df.columns else [True]
-    if "rank" not in df.columns and "score" in df.columns:
-        order, asc = ["qid", "score"], [True, False]
-    df = df.sort_values(order, ascending=asc, kind="stable")
-    df["_rank"] = df.groupby("qid").cumcount() + 1
-    return {q: g for q, g in df.groupby("qid", sort=False)}
+def _by_topic(run: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """qid -> the rows of an evaluated run (:class:`~mathir.evaluation.evaluated.EvaluatedRuns`)
+    for that topic, in the order they were scored (``rank`` is the position)."""
+    if run is None or not len(run) or "qid" not in run.columns:
+        return {}
+    qids = run["qid"].astype(str)
+    return {q: g for q, g in run.groupby(qids.to_numpy(), sort=False)}
 
 
 def _scores(per_topic: Mapping[str, pd.DataFrame] | None) -> tuple[dict, list[str]]:
@@ -87,20 +87,82 @@ def _scores(per_topic: Mapping[str, pd.DataFrame] | None) -> tuple[dict, list[st
     return out, measures
 
 
-def _labels(qrels: pd.DataFrame | None) -> dict[tuple[str, str], str]:
-    if qrels is None or not {"qid", "docno", "label"} <= set(qrels.columns):
-        return {}
-    return {(str(q), str(d)): str(int(v)) if float(v).is_integer() else str(v)
-            for q, d, v in zip(qrels["qid"], qrels["docno"], qrels["label"], strict=True)}
+def _label_text(value) -> str:
+    f = float(value)
+    return str(int(f)) if f.is_integer() else str(value)
 
 
-def _relevant(labels: Mapping[tuple[str, str], str], qid: str,
-              available: Callable[[str], bool] = lambda d: True) -> list[tuple[str, str]]:
-    """(docno, label) of the topic's documents judged above 0, most relevant first."""
-    found = [(d, lab) for (q, d), lab in labels.items()
-             if q == qid and _grade(lab) > 0 and available(d)]
+def judged_badge(ev: EvaluatedRuns, qid: str, docno: str, badge: Callable[[str], Badge]
+                 ) -> tuple[str, Badge]:
+    """(label, badge) of a listed document: its judgment when the score used it; a judgment
+    the score did not use (its document is not in the collection) is shown as such, never
+    with a badge that implies it counted; ``unjudged`` otherwise."""
+    found = ev.judgment(qid, docno)
+    if found is None:
+        return "unjudged", badge("unjudged")
+    label, used = found
+    text = _label_text(label)
+    if used:
+        return text, badge(text)
+    shown = badge(text).text
+    return "unjudged", Badge(f"({shown})", "gu",
+                             f"judged {shown} ({text}) in the qrels file, but not in the "
+                             "collection: the score treats it as unjudged")
+
+
+def _relevant(ev: EvaluatedRuns, qid: str, available: Callable[[str], bool] = lambda d: True
+              ) -> list[tuple[str, str]]:
+    """(docno, label) of the topic's documents judged above 0 in the judgments the score
+    used, most relevant first."""
+    found = [(d, lab) for d, lab in _topic_labels(ev).get(qid, {}).items()
+             if _grade(lab) > 0 and available(d)]
     found.sort(key=lambda x: (-_grade(x[1]), x[0]))
     return found[:MAX_JUDGED]
+
+
+def _topic_labels(ev: EvaluatedRuns) -> dict[str, dict[str, str]]:
+    """qid -> docno -> label of the judgments the score used (computed once per evaluation)."""
+    cached = ev.cache.get("labels")
+    if cached is None:
+        cached = {}
+        q = ev.qrels
+        if q is not None and {"qid", "docno", "label"} <= set(q.columns):
+            for a, d, v in zip(q["qid"].astype(str), q["docno"].astype(str), q["label"],
+                               strict=True):
+                cached.setdefault(a, {})[d] = _label_text(v)
+        ev.cache["labels"] = cached
+    return cached
+
+
+def _ranks(view: TopicView, ev: EvaluatedRuns, qid: str, shown: set[str]) -> None:
+    """Each run's rank (position in its scored order) of the documents shown."""
+    for name in ev.runs:
+        g = _by_topic_cached(ev, name).get(qid)
+        if g is not None:
+            sub = g[g["docno"].astype(str).isin(shown)]
+            view.ranks[name] = dict(zip(sub["docno"].astype(str), sub["rank"].astype(int),
+                                        strict=True))
+
+
+def _by_topic_cached(ev: EvaluatedRuns, name: str) -> dict[str, pd.DataFrame]:
+    key = ("topics", name)
+    if key not in ev.cache:
+        ev.cache[key] = _by_topic(ev.runs[name])
+    return ev.cache[key]
+
+
+def _hits(ev: EvaluatedRuns, name: str, qid: str, depth: int, badge: Callable[[str], Badge]
+          ) -> tuple[list[Hit], set[str]]:
+    g = _by_topic_cached(ev, name).get(qid)
+    if g is None:
+        return [], set()
+    top = g[g["rank"] <= depth]
+    scores = top["score"] if "score" in top.columns else top["rank"] * 0.0
+    hits = []
+    for d, r, s in zip(top["docno"].astype(str), top["rank"], scores, strict=True):
+        label, b = judged_badge(ev, qid, d, badge)
+        hits.append(Hit(d, int(r), float(s), label, b))
+    return hits, set(top["docno"].astype(str))
 
 
 def _grade(label: str) -> float:
@@ -204,22 +266,23 @@ def _answer_texts(collection: Path | None, docnos: set[str]) -> dict[str, str]:
     return answer_texts(collection, docnos)
 
 
-def arqmath_answers(topics: pd.DataFrame, qrels: pd.DataFrame | None,
-                    runs: Mapping[str, pd.DataFrame], collection: Path | None,
-                    renderer: MathRenderer, depth: int = 20) -> list[TopicView]:
-    """Topic views of ARQMath answer runs (Task 1): question, answers, H/M/L/N badges."""
-    from mathir.qrels.arqmath import judged_only
+def _collection(data: TaskData | None) -> Path | None:
+    return data.collection if data is not None else None
 
-    labels = _labels(judged_only(qrels) if qrels is not None else None)
-    ranked = {name: _ranked(run) for name, run in runs.items()}
+
+def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
+                    renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+    """Topic views of ARQMath answer runs (Task 1): question, answers in the order they
+    were scored, H/M/L/N badges of the judgments the score used."""
     wanted: set[str] = set()
-    for qid in topics["qid"].astype(str):
-        for by_topic in ranked.values():
-            g = by_topic.get(qid)
+    qids = topics["qid"].astype(str).tolist()
+    for qid in qids:
+        for name in ev.runs:
+            g = _by_topic_cached(ev, name).get(qid)
             if g is not None:
-                wanted.update(g.loc[g["_rank"] <= depth, "docno"])
-        wanted.update(d for d, _ in _relevant(labels, qid))
-    texts = _answer_texts(collection, wanted)
+                wanted.update(g.loc[g["rank"] <= depth, "docno"].astype(str))
+        wanted.update(d for d, _ in _relevant(ev, qid))
+    texts = _answer_texts(_collection(data), wanted)
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
@@ -232,31 +295,23 @@ def arqmath_answers(topics: pd.DataFrame, qrels: pd.DataFrame | None,
                                 MATH.finditer(f"{title} {question}")])
         view = TopicView(qid, renderer.text(title or question, 120, kind="list"), query_html)
         shown: set[str] = set()
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            if g is None:
-                view.hits[name] = []
-                continue
-            top = g[g["_rank"] <= depth]
-            view.hits[name] = [
-                Hit(d, int(r), float(s), labels.get((qid, d), "unjudged"),
-                    ARQMATH_BADGE(labels.get((qid, d), "unjudged")))
-                for d, r, s in zip(top["docno"], top["_rank"], top["score"], strict=True)]
-            shown.update(top["docno"])
-        relevant = _relevant(labels, qid, lambda d: d in texts or not texts)
+        for name in ev.runs:
+            view.hits[name], listed = _hits(ev, name, qid, depth, ARQMATH_BADGE)
+            shown |= listed
+        relevant = _relevant(ev, qid, lambda d: d in texts or not texts)
         view.judged = [Judged(d, lab, ARQMATH_BADGE(lab)) for d, lab in relevant]
         shown.update(d for d, _ in relevant)
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            if g is not None:
-                sub = g[g["docno"].isin(shown)]
-                view.ranks[name] = dict(zip(sub["docno"], sub["_rank"].astype(int), strict=True))
+        _ranks(view, ev, qid, shown)
         for d in shown:
             text = texts.get(d)
             view.snippets[d] = (renderer.text(text, SNIPPET_CHARS, mark=mark) if text is not None
                                 else '<span class="meta">(not in the collection)</span>')
         views.append(view)
-    return views
+    legend = ARQMATH_LEGEND
+    if ev.judged_note:
+        legend += (f" Judged set: {ev.judged_note}; a judgment in parentheses, e.g. (H), "
+                   "is of an answer the collection does not hold: the score did not use it.")
+    return views, legend
 
 
 # --- ARQMath Task 2 -------------------------------------------------------------------------
@@ -280,18 +335,34 @@ def _formula_records(formula_index: Path | None, formula_ids: set[str], visual_i
     return by_formula, by_visual
 
 
-def arqmath_formulas(topics: pd.DataFrame, qrels: pd.DataFrame | None,
-                     runs: Mapping[str, pd.DataFrame], formula_index: Path | None,
-                     renderer: MathRenderer, depth: int = 20) -> list[TopicView]:
-    """Topic views of Task 2 formula runs, grouped by visual id as the evaluation groups them."""
-    labels = _labels(qrels)
-    ranked = {name: _ranked(run) for name, run in runs.items()}
+def arqmath_formulas(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
+                     renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+    """Topic views of Task 2 formula runs: visual ids as the evaluation scored them (the
+    counted instance of each, in trec_eval's order), the other instances listed with it."""
+    formula_index = (data.extras.get("formula_index") if data is not None else None) \
+        or ev.options.get("formula_index")
     fids: set[str] = set()
-    for by_topic in ranked.values():
-        for g in by_topic.values():
-            fids.update(g["docno"])
-    judged_vids = {d for (q, d), lab in labels.items() if _grade(lab) > 0}
-    records, first_latex = _formula_records(formula_index, fids, judged_vids)
+    for run in ev.read.values():
+        fids.update(run["docno"].astype(str))
+    judged_vids = {d for labels in _topic_labels(ev).values() for d, lab in labels.items()
+                   if _grade(lab) > 0}
+    records, first_latex = _formula_records(Path(formula_index) if formula_index else None,
+                                            fids, judged_vids)
+    # the instances of each visual id that a run retrieved, in the order it was read
+    # (the order the evaluation keeps the first of)
+    others: dict[str, dict[tuple[str, str], list[tuple[str, float]]]] = {}
+    dropped: dict[str, dict[str, int]] = {}
+    for name, run in ev.read.items():
+        inst: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        lost: dict[str, int] = {}
+        for q, f, sc in zip(run["qid"].astype(str), run["docno"].astype(str), run["score"],
+                            strict=True):
+            vid = records.get(f, ("", "", ""))[0]
+            if vid:
+                inst.setdefault((q, vid), []).append((f, float(sc)))
+            else:
+                lost[q] = lost.get(q, 0) + 1
+        others[name], dropped[name] = inst, lost
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
@@ -307,47 +378,40 @@ def arqmath_formulas(topics: pd.DataFrame, qrels: pd.DataFrame | None,
                            "</div></details>")
         view = TopicView(qid, renderer.formula(latex, kind="list"), query_html)
         shown: set[str] = set()
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            view.hits[name] = []
-            if g is None:
-                continue
-            groups: dict[str, list[tuple[str, int, float]]] = {}
-            order: list[str] = []
-            ranks: dict[str, int] = {}
-            for fid, r, s in zip(g["docno"], g["_rank"], g["score"], strict=True):
-                vid = records.get(fid, ("", "", ""))[0] or f"formula {fid}"
-                ranks.setdefault(vid, int(r))
-                if r <= depth:
-                    if vid not in groups:
-                        order.append(vid)
-                    groups.setdefault(vid, []).append((fid, int(r), float(s)))
-            for vid in order:
-                (fid, r, s), *more = groups[vid]
-                no_vid = vid.startswith("formula ")
-                label = "unjudged" if no_vid else labels.get((qid, vid), "unjudged")
+        for name in ev.runs:
+            hits, listed = _hits(ev, name, qid, depth, ARQMATH_BADGE)
+            for hit in hits:
+                row = _by_topic_cached(ev, name)[qid]
+                fid = str(row.loc[row["docno"].astype(str) == hit.docno, "formula_id"].iloc[0]) \
+                    if "formula_id" in row.columns else hit.docno
                 post = records.get(fid, ("", "", ""))[2]
-                about = (f"formula {_esc(fid)}" + (f" in post {_esc(post)}" if post else "")
-                         + ("" if not no_vid else " · no visual id in the formula index: "
-                            "dropped by the evaluation"))
+                about = f"formula {_esc(fid)}" + (f" in post {_esc(post)}" if post else "")
+                more = [(f, s) for f, s in others[name].get((qid, hit.docno), []) if f != fid]
                 if more:
                     about += (" · same visual id, not counted again: "
-                              + ", ".join(f"{_esc(f)} (rank {rr})" for f, rr, _ in more))
-                view.hits[name].append(Hit(vid, r, s, label, ARQMATH_BADGE(label), about))
-                if vid not in view.snippets:
+                              + ", ".join(f"{_esc(f)} (score {s:g})" for f, s in more))
+                hit.about = about
+                if hit.docno not in view.snippets:
                     flatex = records.get(fid, ("", "", ""))[1]
-                    view.snippets[vid] = _formula_snippet(renderer, flatex, mark)
-            view.ranks[name] = ranks
-            shown.update(order)
-        relevant = _relevant(labels, qid)
+                    view.snippets[hit.docno] = _formula_snippet(renderer, flatex, mark)
+            view.hits[name] = hits
+            shown |= listed
+            lost = dropped[name].get(qid)
+            if lost:
+                view.query_html += (f'<div class="meta">{_esc(name)}: {lost} retrieved '
+                                    "formula(s) without a visual id in the formula index: "
+                                    "dropped by the evaluation</div>")
+        relevant = _relevant(ev, qid)
         view.judged = [Judged(v, lab, ARQMATH_BADGE(lab)) for v, lab in relevant]
         for v, _ in relevant:
             if v not in view.snippets:
                 view.snippets[v] = _formula_snippet(renderer, first_latex.get(v, ""), mark)
-        keep = shown | {v for v, _ in relevant}
-        view.ranks = {n: {v: r for v, r in rk.items() if v in keep} for n, rk in view.ranks.items()}
+        _ranks(view, ev, qid, shown | {v for v, _ in relevant})
         views.append(view)
-    return views
+    legend = ARQMATH_LEGEND.replace("Highlighted formulas", "Highlighted results") + \
+        (" A result is a visual id: its first instance in the run, as the evaluation counts "
+         "it, ranked as trec_eval ranks the visual ids.")
+    return views, legend
 
 
 def _formula_snippet(renderer: MathRenderer, latex: str, mark) -> str:
@@ -355,6 +419,54 @@ def _formula_snippet(renderer: MathRenderer, latex: str, mark) -> str:
         return '<span class="meta">(formula not in the formula index)</span>'
     css, title = mark(latex) or ("", "")
     return f'<span class="fbig">{renderer.formula(latex, css=css, title=title)}</span>'
+
+
+# --- ARQMath Task 3 -------------------------------------------------------------------------
+
+TASK3_LEGEND = ("Each run gives one answer per topic. Badges: the answer's judgment (H / M / "
+                "L / N = 3 / 2 / 1 / 0; codes 5 and 6 count 0 for AR and P@1), through the "
+                "assignment file's document id of the run's answer; ? = not judged.")
+
+
+def open_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
+                 renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+    """Topic views of ARQMath-3 Task 3 runs: each run's answer with its judgment (through
+    the assignment file), the question beside it."""
+    assigned: dict[tuple[str, str], str] = {}
+    path = (data.extras.get("assignments") if data is not None else None) \
+        or ev.options.get("assignments")
+    if path:
+        from mathir.runs.arqmath_task3 import read_assignments
+
+        a = read_assignments(path)
+        assigned = {(str(r), str(q)): str(d) for r, q, d in
+                    zip(a["run"], a["qid"], a["docno"], strict=True)}
+    views = []
+    for t in topics.to_dict("records"):
+        qid = str(t["qid"])
+        title, question = str(t.get("title") or ""), str(t.get("question") or t["query"])
+        query_html = (f'<div class="title">{renderer.text(title, kind="topic")}</div>'
+                      f'<div class="body">{renderer.text(question, kind="topic")}</div>')
+        view = TopicView(qid, renderer.text(title or question, 120, kind="list"), query_html)
+        for name in ev.runs:
+            g = _by_topic_cached(ev, name).get(qid)
+            if g is None or not len(g):
+                view.hits[name] = []
+                continue
+            r = g.iloc[0]
+            doc = assigned.get((name, qid))
+            key = doc or f"{name}:{qid}"
+            if doc is not None:
+                label, badge = judged_badge(ev, qid, doc, ARQMATH_BADGE)
+            else:
+                label, badge = "unjudged", ARQMATH_BADGE("unjudged")
+            about = (f"judged as {_esc(doc)}" if doc else "not among the judged answers") + \
+                (f" · sources: {_esc(r['sources'])}" if str(r.get("sources", "")) else "")
+            view.hits[name] = [Hit(key, 1, float(r.get("score", 0.0)), label, badge, about)]
+            view.ranks[name] = {key: 1}
+            view.snippets[key] = renderer.text(str(r.get("answer", "")), None)
+        views.append(view)
+    return views, TASK3_LEGEND
 
 
 # --- WorldTree ----------------------------------------------------------------------------
@@ -372,21 +484,21 @@ def _role_badge(role: str | None) -> Badge:
     return Badge(text, css, role)
 
 
-def worldtree(topics: pd.DataFrame, qrels: pd.DataFrame | None,
-              runs: Mapping[str, pd.DataFrame], tablestore: Path | None,
-              depth: int = 20) -> list[TopicView]:
-    """Topic views of WorldTree runs: question and answer, facts with their gold role."""
+def worldtree(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
+              renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+    """Topic views of WorldTree runs: question and answer, facts with their gold role, in
+    the order the evaluation ranks them."""
     texts: dict[str, str] = {}
+    tablestore = (data.extras.get("tablestore") or data.collection) if data is not None else None
     if tablestore is not None:
         from mathir.indexing.worldtree import read_tablestore, tables_dir
 
         texts = read_tablestore(tables_dir(tablestore), warn=False).texts()
-    labels = _labels(qrels)
+    qrels = ev.qrels
     roles: dict[tuple[str, str], str] = {}
     if qrels is not None and "role" in qrels.columns:
         roles = {(str(q), str(d)): str(r) for q, d, r in
                  zip(qrels["qid"], qrels["docno"], qrels["role"], strict=True)}
-    ranked = {name: _ranked(run) for name, run in runs.items()}
     order = list(_ROLES)
     views = []
     for t in topics.to_dict("records"):
@@ -397,28 +509,21 @@ def worldtree(topics: pd.DataFrame, qrels: pd.DataFrame | None,
             query_html += f'<div class="body">answer: <b>{_esc(answer)}</b></div>'
         view = TopicView(qid, _esc(question[:120]), query_html)
         shown: set[str] = set()
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            top = g[g["_rank"] <= depth] if g is not None else None
-            view.hits[name] = [] if top is None else [
-                Hit(d, int(r), float(s), labels.get((qid, d), "unjudged"),
-                    _role_badge(roles.get((qid, d))))
-                for d, r, s in zip(top["docno"], top["_rank"], top["score"], strict=True)]
-            if top is not None:
-                shown.update(top["docno"])
+        for name in ev.runs:
+            hits, listed = _hits(ev, name, qid, depth, ARQMATH_BADGE)
+            for h in hits:
+                h.badge = _role_badge(roles.get((qid, h.docno)))
+            view.hits[name] = hits
+            shown |= listed
         gold = sorted(((d, r) for (q, d), r in roles.items() if q == qid),
                       key=lambda x: (order.index(x[1]) if x[1] in order else len(order), x[0]))
-        view.judged = [Judged(d, labels.get((qid, d), "1"), _role_badge(r))
-                       for d, r in gold[:MAX_JUDGED]]
+        labels = _topic_labels(ev).get(qid, {})
+        view.judged = [Judged(d, labels.get(d, "1"), _role_badge(r)) for d, r in gold[:MAX_JUDGED]]
         shown.update(j.docno for j in view.judged)
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            if g is not None:
-                sub = g[g["docno"].isin(shown)]
-                view.ranks[name] = dict(zip(sub["docno"], sub["_rank"].astype(int), strict=True))
+        _ranks(view, ev, qid, shown)
         view.snippets = {d: _esc(texts.get(d, "(not in the tablestore)")) for d in shown}
         views.append(view)
-    return views
+    return views, WORLDTREE_LEGEND
 
 
 # --- word problems ------------------------------------------------------------------------
@@ -431,18 +536,15 @@ def _equation_latex(equation: str) -> str:
     return str(equation).replace("*", r" \cdot ")
 
 
-def word_problems(topics: pd.DataFrame, gold: pd.DataFrame,
-                  runs: Mapping[str, pd.DataFrame], renderer: MathRenderer
-                  ) -> tuple[list[TopicView], dict[str, pd.DataFrame]]:
-    """Topic views of word-problem runs, and the per-problem scores of each run."""
-    from mathir.evaluation.word_problems import judge
-
-    judged = {name: judge(run, gold, name) for name, run in runs.items()}
+def word_problems(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
+                  renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+    """Topic views of word-problem runs, judged by the evaluation (its per-problem scores)."""
+    gold = ev.qrels
     problems = dict(zip(gold["qid"].astype(str), gold["problem"], strict=True))
     by_run = {name: {str(r["qid"]): r for r in run.to_dict("records")}
-              for name, run in runs.items()}
+              for name, run in ev.runs.items()}
     scores = {name: {str(r["qid"]): r for r in df.to_dict("records")}
-              for name, df in judged.items()}
+              for name, df in (ev.per_topic or {}).items()}
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
@@ -455,7 +557,7 @@ def word_problems(topics: pd.DataFrame, gold: pd.DataFrame,
         view = TopicView(qid, _esc(str(t["query"])[:120]), query_html)
         for name, rows in by_run.items():
             r = rows.get(qid)
-            s = scores[name].get(qid, {})
+            s = scores.get(name, {}).get(qid, {})
             answered = r is not None and bool(r.get("solution"))
             label = ("correct" if s.get("solution_acc") else "wrong") if answered else "unanswered"
             badge = {"correct": Badge("✓", "g3", "correct solution"),
@@ -474,17 +576,16 @@ def word_problems(topics: pd.DataFrame, gold: pd.DataFrame,
             view.hits[name] = [Hit(docno, 1, float(r.get("score") or 0.0), label, badge, about)]
             view.ranks[name] = {docno: 1}
         views.append(view)
-    return views, judged
+    return views, WORD_PROBLEMS_LEGEND
 
 
 # --- generic --------------------------------------------------------------------------------
 
 
-def generic(topics: pd.DataFrame, qrels: pd.DataFrame | None, runs: Mapping[str, pd.DataFrame],
-            renderer: MathRenderer, depth: int = 20) -> list[TopicView]:
-    """Topic views of any ranking task: query text, document ids, qrels labels."""
-    labels = _labels(qrels)
-    ranked = {name: _ranked(run) for name, run in runs.items()}
+def generic(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
+            renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+    """Topic views of any ranking task: query text, document ids, the judgments the score
+    used, in the order the runs were scored."""
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
@@ -492,87 +593,64 @@ def generic(topics: pd.DataFrame, qrels: pd.DataFrame | None, runs: Mapping[str,
         view = TopicView(qid, renderer.text(query, 120, kind="list"),
                          f'<div class="body">{renderer.text(query, kind="topic")}</div>')
         shown: set[str] = set()
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            top = g[g["_rank"] <= depth] if g is not None else g
-            view.hits[name] = [] if top is None else [
-                Hit(d, int(r), float(s) if "score" in top else 0.0,
-                    labels.get((qid, d), "unjudged"), ARQMATH_BADGE(labels.get((qid, d), "unjudged")))
-                for d, r, s in zip(top["docno"], top["_rank"],
-                                   top["score"] if "score" in top else top["_rank"], strict=True)]
-            if top is not None:
-                shown.update(top["docno"])
-        relevant = _relevant(labels, qid)
+        for name in ev.runs:
+            view.hits[name], listed = _hits(ev, name, qid, depth, ARQMATH_BADGE)
+            shown |= listed
+        relevant = _relevant(ev, qid)
         view.judged = [Judged(d, lab, ARQMATH_BADGE(lab)) for d, lab in relevant]
         shown.update(d for d, _ in relevant)
-        for name, by_topic in ranked.items():
-            g = by_topic.get(qid)
-            if g is not None:
-                sub = g[g["docno"].isin(shown)]
-                view.ranks[name] = dict(zip(sub["docno"], sub["_rank"].astype(int), strict=True))
+        _ranks(view, ev, qid, shown)
         views.append(view)
-    return views
+    return views, ""
 
 
 # --- one entry point --------------------------------------------------------------------------
 
 
-def build_explorer(task: str, topics: pd.DataFrame, qrels: pd.DataFrame | None,
-                   runs: Mapping[str, pd.DataFrame],
-                   per_topic: Mapping[str, pd.DataFrame] | None = None, *,
+def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None = None, *,
                    baseline: str | None = None, primary: str | None = None,
-                   collection: Path | None = None, extras: Mapping[str, Path] | None = None,
                    depth: int = 20, all_topics: bool = False) -> tuple[Explorer, MathRenderer]:
-    """The explorer of ``runs`` (name -> run frame) on a task's topics.
+    """The explorer of an evaluation (:func:`mathir.evaluation.evaluated.evaluate`) on the
+    task's topics: each run listed in the order it was scored, with the judgments the
+    score used, through the page the task declares (``Task.explorer``).
 
-    ``per_topic``: run -> frame of ``qid`` and one column per measure (the task's
-    per-topic scores; word problems are judged here). Only topics with scores are shown
-    when there are scores, unless ``all_topics``. Returns the explorer and the renderer, whose ``stats`` say
-    how many formulas latex2mathml could not convert.
+    Only topics with scores are shown when there are scores, unless ``all_topics``.
+    Returns the explorer and the renderer, whose ``stats`` say how many formulas
+    latex2mathml could not convert.
 
+    >>> from mathir.evaluation.evaluated import evaluate
     >>> from mathir.samples import word_problems_sample
     >>> from mathir.topics.word_problems import read_problem_topics
     >>> from mathir.qrels.word_problems import read_gold
     >>> s = word_problems_sample().split("test")
     >>> run = pd.DataFrame({"qid": ["9101"], "docno": ["9001"], "score": [1.0],
     ...     "solution": [[20.0, 20.0]], "template": [[]], "alignment": [{}], "equations": [[]]})
-    >>> ex, _ = build_explorer("word-problems", read_problem_topics(s), read_gold(s), {"r": run})
+    >>> ev = evaluate("word-problems", {"r": run}, read_gold(s))
+    >>> ex, _ = build_explorer(ev, read_problem_topics(s))
     >>> [h.label for h in ex.topics[0].hits["r"]], len(ex.topics)
     (['correct'], 5)
     """
-    extras = dict(extras or {})
+    from mathir.tasks import get_task
+
     renderer = MathRenderer()
-    names = list(runs)
+    names = list(ev.runs)
     if not names:
         from mathir.errors import InputError
 
         raise InputError("no runs to explore")
     baseline = baseline or names[0]
-    scores, measures = _scores(per_topic)
+    scores, measures = _scores(ev.per_topic)
     notes = []
     if scores and not all_topics:
         shown = topics["qid"].astype(str).isin(scores.keys())
         if not shown.all():
             notes.append(f"{int((~shown).sum())} topic(s) without judgments are not shown.")
         topics = topics[shown.to_numpy()].reset_index(drop=True)
-    legend = ""
-    if task == "word-problems":
-        views, per_topic = word_problems(topics, qrels, runs, renderer)
-        legend = WORD_PROBLEMS_LEGEND
-    elif task == "arqmath-task2":
-        views = arqmath_formulas(topics, qrels, runs, extras.get("formula_index"), renderer, depth)
-        legend = ARQMATH_LEGEND.replace("Highlighted formulas", "Highlighted results") + \
-            " A result is a visual id: its first instance in the run, as the evaluation counts it."
-    elif task in ("arqmath-task1",) or (task.startswith("arqmath") and "title" in topics):
-        views = arqmath_answers(topics, qrels, runs, collection, renderer, depth)
-        legend = ARQMATH_LEGEND
-    elif task == "worldtree":
-        views = worldtree(topics, qrels, runs, extras.get("tablestore") or collection, depth)
-        legend = WORLDTREE_LEGEND
-    else:
-        views = generic(topics, qrels, runs, renderer, depth)
-    if task == "word-problems":
-        scores, measures = _scores(per_topic)
+    if ev.judged_note:
+        notes.append(f"Judged set: {ev.judged_note}.")
+    task = get_task(ev.task)
+    page = task.explorer or generic
+    views, legend = page(ev, topics, data, renderer, depth)
     for v in views:
         v.scores = scores.get(v.qid, {})
     primary = primary or (measures[0] if measures else "")
@@ -589,4 +667,5 @@ def build_explorer(task: str, topics: pd.DataFrame, qrels: pd.DataFrame | None,
 
 
 __all__ = ["ARQMATH_BADGE", "MAX_JUDGED", "SNIPPET_CHARS", "arqmath_answers", "arqmath_formulas",
-           "build_explorer", "formula_matcher", "generic", "word_problems", "worldtree"]
+           "build_explorer", "formula_matcher", "generic", "judged_badge", "open_answers",
+           "word_problems", "worldtree"]

@@ -122,12 +122,13 @@ def evaluate_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
 
 def prepare_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
                   formula_index: str | Path | None = None,
-                  visual_ids: Mapping[str, str] | None = None, qrels_key: str = "visual_id"
-                  ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+                  visual_ids: Mapping[str, str] | None = None, qrels_key: str = "visual_id",
+                  judged_only: bool = True) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """The official Task 2 steps before scoring: (visual-id runs, visual-id qrels).
 
     Formulas are mapped to visual ids, each run is deduplicated top-down, unjudged visual
-    ids are dropped, and formula-id qrels become visual-id qrels (see
+    ids are dropped (unless ``judged_only`` is False: the prime measures drop them too,
+    so the scores are the same), and formula-id qrels become visual-id qrels (see
     :func:`evaluate_task2`); per-topic scores then come from the prime measures.
     """
     if qrels_key not in QRELS_KEYS:
@@ -158,8 +159,9 @@ def prepare_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
             warnings.warn(f"{name}: {unknown} of {len(run)} retrieved formulas have no visual "
                           "id in the formula index and were dropped", stacklevel=2)
         mapped = deduplicate_visual_ids(run, visual_ids)
-        deduped[name] = deduplicate_visual_ids(run, visual_ids, qrels)
-        if len(mapped) and deduped[name].empty:
+        judged = deduplicate_visual_ids(run, visual_ids, qrels)
+        deduped[name] = judged if judged_only else mapped
+        if len(mapped) and judged.empty:
             hint = (" If the qrels hold formula ids, use qrels_key='formula_id' "
                     "(--qrels-key formula_id)." if qrels_key == "visual_id" else "")
             warnings.warn(f"{name}: none of its {len(mapped)} retrieved visual ids is judged in "

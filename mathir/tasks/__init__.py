@@ -170,26 +170,6 @@ class Option:
         return "--" + self.name.replace("_", "-")
 
 
-def _mean_of_topics(tables: Mapping, measures: tuple[str, ...]):
-    """Each run's mean over the topics its per-topic table holds (the averaging convention
-    is which topics the evaluator returns: e.g. every qrels topic, unanswered ones 0)."""
-    import pandas as pd
-
-    # a run that scores no topic scores 0 (not NaN); a topic's NaN (a measure it cannot
-    # have, e.g. a role without gold facts) is left out of that measure's mean
-    rows = {name: {m: float(t[m].mean()) if len(t) else 0.0 for m in measures}
-            for name, t in tables.items()}
-    return pd.DataFrame.from_dict(rows, orient="index", columns=list(measures))
-
-
-def _ir_measures_per_topic(runs: Mapping, qrels, measures: Mapping) -> dict:
-    """Per-topic ir_measures scores over every qrels topic (an unanswered topic scores 0,
-    as trec_eval -c and ARQMath average); every label is a judgment."""
-    from mathir.evaluation.prime import per_query
-
-    return {name: per_query(run, qrels, measures, not_judged=()) for name, run in runs.items()}
-
-
 def _measures(value) -> tuple[Measure, ...]:
     if isinstance(value, Mapping):  # {name: description}
         return tuple(Measure(n, d) for n, d in value.items())
@@ -264,6 +244,13 @@ class Task:
     #: (TaskData.metadata path) -> frame of ``qid`` + one column per way of grouping
     #: topics, for the report's breakdowns (ARQMath: category, difficulty, dependency)
     topic_groups: Stage | None = None
+    #: the order its measures read a run in (:mod:`mathir.evaluation.evaluated`):
+    #: ``trec_eval`` (score descending, then docno descending), ``rank`` (the rank
+    #: column, as WorldTree's evaluation) or ``given`` (one answer per topic)
+    order: str = "trec_eval"
+    #: (evaluated runs, topics, TaskData, renderer, depth) -> (topic views, legend): the
+    #: run explorer's page of the task (default: the generic ranking view)
+    explorer: Stage | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -271,7 +258,8 @@ class Task:
             if f.name == "pipelines":
                 object.__setattr__(self, f.name, {k: _stage(v) for k, v in value.items()})
             elif isinstance(value, str) and f.name not in ("name", "description",
-                                                          "primary_measure", "dataset"):
+                                                          "primary_measure", "dataset",
+                                                          "order"):
                 object.__setattr__(self, f.name, Ref(value))
         object.__setattr__(self, "measures", _measures(self.measures))
         names = self.measure_names
@@ -289,6 +277,10 @@ class Task:
         unknown = [p for p in self.default_pipelines if p not in self.pipelines]
         if unknown:
             raise ValueError(f"{self.name}: default pipelines {unknown} are not declared")
+        from mathir.evaluation.evaluated import ORDERS
+
+        if self.order not in ORDERS:
+            raise ValueError(f"{self.name}: order {self.order!r} is not one of {list(ORDERS)}")
 
     @property
     def measure_names(self) -> tuple[str, ...]:
@@ -308,32 +300,28 @@ class Task:
         """Whether the task gives per-topic scores (significance tests, per-topic files)."""
         return self.per_topic is not None or self._by_ir_measures
 
+    def evaluated(self, runs: Mapping, qrels, **options):
+        """:func:`mathir.evaluation.evaluated.evaluate` of ``runs`` against every judgment
+        of ``qrels``: the one evaluation (order, judged set, per-topic scores, means)."""
+        from mathir.evaluation.evaluated import evaluate
+
+        return evaluate(self, runs, qrels, judged="file", **options)
+
     def scores(self, runs: Mapping, qrels, **options) -> dict | None:
         """``{run: frame of qid + one column per measure}``: per-topic scores; None when
         the task has only means."""
-        if self._by_ir_measures:
-            if self.prepare is not None:
-                runs, qrels = self.prepare(runs, qrels, **options)
-            else:
-                no_options(options)
-            return _ir_measures_per_topic(runs, qrels, self.ir_measures())
-        if self.per_topic is None:
-            return None
-        return self.per_topic(runs, qrels, **options)
+        return self.evaluated(runs, qrels, **options).per_topic
 
     def table(self, runs: Mapping, qrels, **options):
         """One row per run (index: run name), one column per measure, in declared order:
-        ``evaluate``'s table, else the mean of :meth:`scores` over their topics."""
-        if self.evaluate is not None:
-            return self._columns(self.evaluate(runs, qrels, **options))
-        return self.evaluation(runs, qrels, **options)[0]
+        ``evaluate``'s table, else each run's mean of its per-topic scores as trec_eval
+        averages (:func:`mathir.evaluation.evaluated.mean_table`)."""
+        return self.evaluated(runs, qrels, **options).table
 
     def evaluation(self, runs: Mapping, qrels, **options) -> tuple:
         """``(table, per-topic scores or None)``, each computed once."""
-        scores = self.scores(runs, qrels, **options) if self.has_per_topic else None
-        if self.evaluate is not None:
-            return self._columns(self.evaluate(runs, qrels, **options)), scores
-        return self._columns(_mean_of_topics(scores, self.measure_names)), scores
+        ev = self.evaluated(runs, qrels, **options)
+        return ev.table, ev.per_topic
 
     def _columns(self, table):
         """The table's columns in declared order; a column that is not a declared measure
@@ -479,6 +467,25 @@ def get_task(name: str) -> Task:
 
 
 # --- shared by the task declarations -----------------------------------------------------
+
+#: The environment variable naming the data folder where real data is asked for.
+DATA_ENV = "MATHIR_DATA"
+
+
+def data_folder(data: str | Path | None, real: bool) -> str | Path | None:
+    """The data folder: ``data`` when given, else ``$MATHIR_DATA`` where real data is asked
+    for (``real``: a year, a split or a collection; a dataset that is not the sample),
+    else None (the embedded sample). The one rule of the CLI and the datasets.
+
+    >>> data_folder("D", False), data_folder(None, False)
+    ('D', None)
+    """
+    import os
+
+    if data is not None:
+        return data
+    return (os.environ.get(DATA_ENV) or None) if real else None
+
 
 def data_root(root: Path) -> Path:
     """``root`` when it is a folder; InputError otherwise."""

@@ -163,6 +163,7 @@ ARQMATH_TASK1 = register(Task(
     run_formats=("arqmath", "trec"),
     qrels_in_collection=True,
     topic_groups=_topic_groups,
+    explorer="mathir.evaluation.explorer_views:arqmath_answers",
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task1",
@@ -217,7 +218,10 @@ def _prepare_task2(runs: Mapping, qrels, formula_index: str | Path | None = None
     from mathir.evaluation.formula_search import prepare_task2
 
     no_options(options)
-    return prepare_task2(runs, qrels, formula_index, qrels_key=qrels_key or "visual_id")
+    # every visual id is kept (not only the judged ones): the prime measures drop the
+    # unjudged, and the explorer lists the run as it was scored
+    return prepare_task2(runs, qrels, formula_index, qrels_key=qrels_key or "visual_id",
+                         judged_only=False)
 
 
 TASK2_OPTIONS = (
@@ -244,6 +248,7 @@ ARQMATH_TASK2 = register(Task(
     build_index=_build_formula_index,
     years=ARQMATH_YEARS,
     prepare=_prepare_task2,
+    explorer="mathir.evaluation.explorer_views:arqmath_formulas",
     open_index="mathir.indexing.formula_index:FormulaIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task2",
@@ -330,6 +335,8 @@ ARQMATH_TASK3 = register(Task(
     write_run="mathir.runs.arqmath_task3:write_task3_run",
     build_index=_build_answer_index,
     evaluate="mathir.evaluation.open_answers:evaluate_task3",
+    order="given",
+    explorer="mathir.evaluation.explorer_views:open_answers",
     years=("2022",),
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,

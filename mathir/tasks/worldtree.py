@@ -187,6 +187,8 @@ WORLDTREE = register(Task(
     run_formats=("arqmath", "predict", "trec"),  # arqmath: this task's own, predict
     report=_report,
     per_topic=_per_topic,
+    order="rank",
+    explorer="mathir.evaluation.explorer_views:worldtree",
     open_index="mathir.indexing.worldtree:FactIndex",
     published=Published("the WorldTree tablestore and questions (TextGraphs-2019 shared task "
                         "data)", "http://cognitiveai.org/explanationbank/"),
