@@ -263,3 +263,45 @@ def test_view_and_experiment_agree_with_the_evaluation(cut):
         listed = [(h.docno, h.rank) for h in view.hits["bm25"]]
         top = ranked[ranked.qid == view.qid].head(ex.depth)
         assert listed == list(zip(top.docno, top["rank"]))
+
+
+@pytest.mark.realdata
+def test_view_of_arqmath1_runs_badges_only_what_the_score_used(tmp_path):
+    """The 2020 view of the issue: before, 1,874 of 2,056 listed hits carried an H/M/L/N
+    badge of an answer the collection does not hold, and 76 topic columns scored 0.0000
+    beside answers badged relevant (A.33: Linked MSE's top three H, H, H)."""
+    import lxml.html
+
+    from tests.conftest import real_path
+
+    data_dir = real_path("arqmath")
+    threads = real_path("arqmath", "collection_sample", "threads_all")
+    runs = [real_path("arqmath", "runs", "arqmath1", f"{n}.tsv")
+            for n in ("Linked_MSE_baseline", "prim_Approach0")]
+    data = TASK1.data(data_dir, "2020", threads)
+    page = view_runs(TASK1, runs, data, out=tmp_path / "v.html")
+    doc = lxml.html.parse(str(page)).getroot()
+    ev = evaluate(TASK1, {p.stem: TASK1.read_run(p) for p in runs}, read_qrels(data.qrels),
+                  docnos=TASK1.index(data, quiet=True).docnos(), where=threads.name)
+    columns = doc.xpath("//section[@data-qid]//div[@class='col'][@data-run]")
+    assert len(columns) == 2 * 76
+    zero = 0
+    for col in columns:
+        qid = col.xpath("ancestor::section[@data-qid]")[0].get("data-qid")
+        score = float(re.search(r"nDCG' ([0-9.]+)", col.text_content()).group(1))
+        labels = []
+        for hit in col.xpath(".//li[contains(@class,'hit')]"):
+            found = ev.judgment(qid, hit.get("data-docno"))
+            used = found is not None and found[1]
+            badge = hit.xpath(".//span[contains(@class,'badge')]")[0]
+            assert (hit.get("data-label") != "unjudged") == used
+            assert badge.get("class").split()[-1] == "gu" or used
+            if used:
+                labels.append(int(found[0]))
+        if score == 0:
+            zero += 1
+            assert not any(lab > 0 for lab in labels), (qid, col.get("data-run"))
+    assert zero > 0
+    a33 = doc.xpath("//section[@data-qid='A.33']//div[@data-run='Linked_MSE_baseline']"
+                    "//span[contains(@class,'badge')]")
+    assert [b.text_content() for b in a33[:3]] == ["(H)", "(H)", "(H)"]
