@@ -117,7 +117,7 @@ def explorer_is_the_evaluation(res) -> None:
                 continue
             top = mine.head(ex.depth)
             assert [(h.docno, h.rank) for h in hits] == \
-                list(zip(top["docno"].astype(str), top["rank"])), (view.qid, name)
+                list(zip(top["docno"].astype(str), top["rank"], strict=False)), (view.qid, name)
             for h in hits:
                 found = ev.judgment(view.qid, h.docno)
                 used = found is not None and found[1]

@@ -47,9 +47,9 @@ def test_the_explorer_lists_a_run_in_the_order_it_was_scored(tmp_path):
     judged = qrels[qrels.qid == qid].docno.tolist()[:4]
     scores = [4.0, 3.0, 3.0, 1.0]
     forward = _write_run(tmp_path / "forward.tsv",
-                         [(qid, d, i + 1, sc) for i, (d, sc) in enumerate(zip(judged, scores))])
+                         [(qid, d, i + 1, sc) for i, (d, sc) in enumerate(zip(judged, scores, strict=False))])
     backward = _write_run(tmp_path / "backward.tsv",
-                          [(qid, d, 4 - i, sc) for i, (d, sc) in enumerate(zip(judged, scores))])
+                          [(qid, d, 4 - i, sc) for i, (d, sc) in enumerate(zip(judged, scores, strict=False))])
     runs = {p.stem: TASK1.read_run(p) for p in (forward, backward)}
     ev = evaluate(TASK1, runs, qrels)
     assert ev.table.loc["forward"].tolist() == ev.table.loc["backward"].tolist()
@@ -262,7 +262,7 @@ def test_view_and_experiment_agree_with_the_evaluation(cut):
     for view in ex.topics:
         listed = [(h.docno, h.rank) for h in view.hits["bm25"]]
         top = ranked[ranked.qid == view.qid].head(ex.depth)
-        assert listed == list(zip(top.docno, top["rank"]))
+        assert listed == list(zip(top.docno, top["rank"], strict=False))
 
 
 @pytest.mark.realdata
