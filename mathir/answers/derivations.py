@@ -174,11 +174,17 @@ def solution_correct(predicted: Sequence[float], gold: Sequence[float],
                      rel: float = 1e-4) -> bool:
     """Every gold number appears in the predicted solution (order ignored).
 
+    Non-finite numbers match nothing: a predicted one is dropped, and a gold one (a
+    ``1e400`` read as a float is inf) fails, where ``|x - inf| <= rel * inf`` would
+    let any number match it.
+
     >>> solution_correct([22.0, 12.0], [12, 22]), solution_correct([12.0], [12, 22])
     (True, False)
     """
     free = [float(x) for x in predicted if np.isfinite(x)]
     for g in gold:
+        if not np.isfinite(g):
+            return False
         hit = next((i for i, x in enumerate(free)
                     if abs(x - g) <= rel * max(1.0, abs(g), abs(x))), None)
         if hit is None:

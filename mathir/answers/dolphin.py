@@ -13,9 +13,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import (
+    MAX_EMAX,
+    MIN_EMIN,
+    ROUND_HALF_UP,
+    Context,
+    Decimal,
+    Inexact,
+    InvalidOperation,
+)
 
 NO_RESULT = "ans_no_result"
+#: Fraction terms with more digits stay Decimal: int() refuses 4,300 digits.
+_MAX_INT_DIGITS = 4000
 _NAME = re.compile(r"^[a-z]\w*\s*=\s*", re.I)
 _FRACTION = re.compile(r"^-?\d+\s*/\s*\d+$")
 # (?<!\s): inside a run of spaces a match would continue as one from the run's start,
@@ -31,7 +41,7 @@ def _value(token: str):
     """
     t = _NAME.sub("", token.strip()).rstrip("%").strip()
     if _FRACTION.match(t):
-        num, den = (int(x) for x in t.replace(" ", "").split("/"))
+        num, den = (_integer(x) for x in t.replace(" ", "").split("/"))
         return ("fraction", num, den)
     try:
         d = Decimal(t)
@@ -39,10 +49,34 @@ def _value(token: str):
         return ("text", re.sub(r"\s+", "", t.lower()))
     if not d.is_finite():
         return ("text", t.lower())
-    try:
-        return ("decimal", d.quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
-    except InvalidOperation:  # too many digits to round at 3 decimals (e.g. 1E100)
-        return ("decimal", d.normalize())
+    return ("decimal", _three_decimals(d))
+
+
+def _integer(text: str) -> int | Decimal:
+    """``int(text)``, or past :data:`_MAX_INT_DIGITS` digits (``int()`` refuses 4,300)
+    the equal Decimal (the same hash; no int of that size to mistake it for)."""
+    digits = text.lstrip("-").lstrip("0") or "0"
+    if len(digits) <= _MAX_INT_DIGITS:
+        return -int(digits) if text.startswith("-") else int(digits)
+    return Decimal(text)
+
+
+def _three_decimals(d: Decimal) -> Decimal:
+    """``d`` rounded half up to 3 decimals, trailing zeros dropped (one form for
+    ``100``, ``100.0`` and ``100.0004``), exactly at any size: the precision is that of
+    the digits written, never the 28 digits of the default context (which made
+    ``10**41 + 1`` equal ``10**41``), and a written exponent is never expanded
+    (``1e999999999`` costs nothing).
+
+    >>> _three_decimals(Decimal("2.2225")), _three_decimals(Decimal("1" + "0" * 40 + "1"))
+    (Decimal('2.223'), Decimal('100000000000000000000000000000000000000001'))
+    """
+    sign, digits, exp = d.as_tuple()
+    exact = Context(prec=len(digits) + 2, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[Inexact])
+    if exp < -3:  # the rounded value has fewer digits than d: the precision holds it
+        d = d.quantize(Decimal("0.001"), rounding=ROUND_HALF_UP,
+                       context=Context(prec=len(digits) + 2, Emax=MAX_EMAX, Emin=MIN_EMIN))
+    return d.normalize(exact)
 
 
 def _sorted_reprs(values: tuple) -> tuple[str, ...]:

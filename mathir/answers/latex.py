@@ -16,7 +16,10 @@ in ``tests/answers/test_latex.py``: numbers hidden in ``\\text{}`` units count i
 aggressive mode, and numeric values compare with the README's 1e-3 relative
 tolerance after symbolic evaluation (``0.428571`` vs ``\\frac{3}{7}``). Whole numbers and
 fractions of them compare exactly, at any size: ``\\boxed{10^{20}+1}`` is not ``10^{20}``
-(their floats are one number).
+(their floats are one number). No value past the float range is compared as a float
+(:mod:`mathir.answers.numeric`): the worker sends SymPy's ``1.5e+400`` as a decimal
+string, not as the ``inf`` that every such float is, and only SymPy's infinity
+(``\\infty``, ``inf``) equals infinity, of the same sign.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import Future
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from mathir.answers.extraction import brace_partners
@@ -175,12 +179,15 @@ def _drop_equation(s: str) -> str:
     return lhs if rhs == "0" and len(lhs) >= 2 else rhs
 
 
-def _float(s: str) -> float | None:
+def _plain_number(s: str) -> bool:
+    """Whether ``s`` is a plain number: one float() reads, with a digit (``inf`` and
+    ``nan`` go on to SymPy, which reads ``inf`` as infinity). Compared by
+    :func:`read_number`, not as the float: ``1e400`` is no ``inf``."""
     try:
-        v = float(s)
+        float(s)
     except ValueError:
-        return None
-    return v if math.isfinite(v) else None
+        return False
+    return any(c.isdigit() for c in s)
 
 
 # --- symbolic step, in a worker process -----------------------------------------------
@@ -210,16 +217,32 @@ def symbolic_timeout(timeout: float | None) -> float:
     return math.inf if value >= threading.TIMEOUT_MAX else value
 
 
+def _sympy_number(v: float | str) -> Number:
+    """A numeric value of the worker as a tolerant :class:`Number`: a float (SymPy's N;
+    ``inf`` only for SymPy's infinity), or past the float range the decimal string of
+    SymPy's Float, read exactly (never the ``inf`` or 0 its float would be). Never
+    exact, even where it spells a whole number. UnreadableNumber or InvalidOperation
+    past the decimal range."""
+    if isinstance(v, str):
+        d = Decimal(v)
+        if not d.is_finite():
+            raise UnreadableNumber(v)
+        return Number(d, read_number(v).decimals, tolerant=True)
+    return Number(float(v), read_number(repr(v)).decimals)
+
+
 def _decide(reply: dict) -> bool:
     if reply.get("equal"):
         return True
     values = reply.get("values")
     if values:  # README: numeric values compare with the 1e-3 relative tolerance
-        # They are floats (SymPy's N; two exact rationals were decided exactly by the
-        # worker): compared as floats, never as the integers their reprs may spell.
-        a, b = (read_number(repr(v)) for v in values)
-        return numbers_equal(Number(float(values[0]), a.decimals),
-                             Number(float(values[1]), b.decimals))
+        # Two exact rationals were decided exactly by the worker; these are SymPy's N,
+        # compared with the tolerance, never as the integers their reprs may spell.
+        try:
+            a, b = (_sympy_number(v) for v in values)
+        except (UnreadableNumber, InvalidOperation):
+            return False
+        return numbers_equal(a, b)
     return False
 
 
@@ -403,9 +426,11 @@ def latex_check(answer: str | None, gold: str, mode: str = "aggressive",
     if "," in a or "," in g:
         return False
     a, g = _drop_equation(a), _drop_equation(g)
-    fa, fg = _float(a), _float(g)
-    if fa is not None and fg is not None:
-        return numbers_equal(read_number(a), read_number(g))
+    if _plain_number(a) and _plain_number(g):
+        try:
+            return numbers_equal(read_number(a), read_number(g))
+        except UnreadableNumber:  # an exponent past the decimal range (numeric module)
+            return False
     if not a or not g:
         return False
     return (checker or default_checker()).equivalent(a, g, timeout)

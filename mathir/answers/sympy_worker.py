@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -69,6 +70,21 @@ def _exact_rational(expr):
     return value if getattr(value, "is_Rational", False) else None
 
 
+def _real(value, real: float) -> float | str:
+    """``real`` (the float of SymPy number ``value``'s real part) where it stands for
+    that part: within the normal float range, 0 for 0, inf for SymPy's infinity (oo);
+    else the part's decimal string (``"1.50000000000000e+400"``): the float of a finite
+    value past the range is ``inf`` or 0, and would equal every other such float."""
+    import sympy
+
+    if math.isfinite(real) and (real == 0 or abs(real) >= sys.float_info.min):
+        if real or sympy.re(value).is_zero:
+            return real
+    elif not math.isfinite(real) and not sympy.re(value).is_finite:
+        return real  # oo, -oo (or nan): infinity as SymPy reads it
+    return str(sympy.re(value))
+
+
 def compare(a: str, b: str) -> dict:
     """``{"equal": True}`` when ``simplify(a - b) == 0``; two exact rational numbers
     otherwise differ (``"equal": False``); else the numeric values of both sides
@@ -80,6 +96,8 @@ def compare(a: str, b: str) -> dict:
     {'equal': False, 'values': None}
     >>> compare("0.5", "\\\\frac{1}{3}")["values"]
     [0.5, 0.3333333333333333]
+    >>> compare("1.5 \\\\cdot 10^{400}", "\\\\infty")["values"]
+    ['1.50000000000000e+400', inf]
     """
     import sympy
 
@@ -93,9 +111,10 @@ def compare(a: str, b: str) -> dict:
             xa, xb = _exact_rational(ea), _exact_rational(eb)
             if xa is not None and xb is not None:  # both exact: no tolerance
                 return {"equal": bool(xa == xb), "values": None}
-            va, vb = complex(sympy.N(ea)), complex(sympy.N(eb))
+            na, nb = sympy.N(ea), sympy.N(eb)
+            va, vb = complex(na), complex(nb)
             if not va.imag and not vb.imag:
-                return {"equal": False, "values": [va.real, vb.real]}
+                return {"equal": False, "values": [_real(na, va.real), _real(nb, vb.real)]}
     except Exception:  # noqa: BLE001 - SymPy raises many types on odd input
         pass
     return {"equal": False, "values": None}

@@ -62,6 +62,9 @@ def test_solution_correct():
     assert solution_correct([2.142857142857, 1.0], [2.14285714286])
     assert not solution_correct([2.15], [2.14285714286])
     assert not solution_correct([float("nan")], [1.0])
+    # a gold 1e400 read as a float is inf: |5 - inf| <= 1e-4 * inf matched anything
+    assert not solution_correct([5.0], [float("inf")])
+    assert not solution_correct([float("inf")], [float("inf")])
 
 
 def test_sample_reference_derivation_differs_where_equivtnum_matters():

@@ -61,3 +61,15 @@ def test_format_rules(gold, output, expected):
 def test_parse_gold_forms():
     forms = parse_gold("{45/2; 27/2} | {22.5; 13.5}")
     assert len(forms) == 2 and all(f[0].unordered for f in forms)
+
+
+def test_big_values_compare_exactly_and_do_not_raise():
+    # Decimals were rounded in the default 28-digit context: 10**41 + 1 "was" 10**41.
+    assert dolphin_check("1" + "0" * 40 + "1", "1" + "0" * 41) is False
+    assert dolphin_check("1" + "0" * 40 + "1.0004", "1" + "0" * 40 + "1") is True  # 3 decimals
+    assert dolphin_check("1e999999999", "1" + "0" * 10 + "e999999989") is True    # no 10**1e9
+    assert dolphin_check("100.0004; 5", "{5; 100}") is True   # one form for 100 and 100.000
+    # int() refuses fractions of more than 4,300 digits (ValueError ended the whole run)
+    assert dolphin_check("1" * 5000 + "/2", "1" * 5000 + "/2") is True
+    assert dolphin_check("1" * 5000 + "/2", "1") is False
+    assert dolphin_check("0" * 5000 + "1/2", "1/2") is True

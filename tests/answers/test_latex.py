@@ -164,3 +164,42 @@ def test_boxed_extraction_then_exact_integers():
     j = check_answer("\\boxed{2432902008176640001}", "2432902008176640000", check="latex")
     assert j.correct is False
     assert check_answer("\\boxed{10^{20}+1}", "10^{20}", check="latex").correct is False
+
+
+# Past the float range: SymPy's Float 1.5e400 has the float inf, and 1.5e-400 the float
+# 0, so every such value "equalled" every other (\infty included). The worker sends such
+# values as decimal strings, compared with the tolerance exactly; SymPy's infinity (oo)
+# equals only infinity of the same sign (the tool's float("inf") == float("infinity")).
+@pytest.mark.parametrize("answer,gold,expected", [
+    ("1.5 \\cdot 10^{400}", "2.5 \\cdot 10^{400}", False),       # SymPy: were inf, inf
+    ("1.5 \\cdot 10^{400}", "1.5001 \\cdot 10^{400}", True),     # within 1e-3
+    ("-1.5 \\cdot 10^{400}", "-2.5 \\cdot 10^{400}", False),
+    ("\\sqrt{2} \\cdot 10^{400}", "\\sqrt{3} \\cdot 10^{400}", False),
+    ("10^{-400} \\cdot 1.5", "10^{-400} \\cdot 2.5", False),     # were 0.0, 0.0
+    ("2^{1024}", "1.5 \\cdot 2^{1024}", False),
+    ("\\infty", "10^{400}", False),                              # were inf, inf
+    ("\\infty", "+\\infty", True),                               # infinity as written
+    ("-\\infty", "\\infty", False),
+    ("inf", "infinity", True),
+    ("1.5e400", "2.5e400", False),                               # plain numbers: exact
+    ("1e400", "1.0e400", True),
+    ("9" * 400 + ".5", "2" + "0" * 400, False),                  # was SymPy: Float == Integer
+    ("1.5e-400", "2.5e-400", False),                             # single numbers (aggressive)
+    ("1e9999999999999999999", "2e9999999999999999999", False),   # exponent past Decimal's
+])
+@pytest.mark.parametrize("mode", ["aggressive", "conservative"])
+def test_latex_past_the_float_range(answer, gold, expected, mode, checker):
+    assert latex_check(answer, gold, mode, checker=checker) is expected
+
+
+def test_decide_reads_values_past_the_float_range():
+    assert latex._decide({"values": ["1.50000000000000e+400", "2.50000000000000e+400"]}) is False
+    assert latex._decide({"values": ["1.50000000000000e+400", "1.50010000000000e+400"]}) is True
+    assert latex._decide({"values": ["1.5e+400", 1.5e300]}) is False
+    assert latex._decide({"values": [float("inf"), float("inf")]}) is True
+    assert latex._decide({"values": [float("inf"), "1.5e+400"]}) is False
+    assert latex._decide({"values": [0.0, "1.5e-400"]}) is False
+    # SymPy's Float keeps any exponent; past Decimal's it is undecidable: False
+    assert latex._decide({"values": ["1.0e+100000000000000000000"] * 2}) is False
+    # a value that spells a whole number is still SymPy's approximation: tolerance
+    assert latex._decide({"values": ["1.00000000000000e+400", "1.00010000000000e+400"]}) is True

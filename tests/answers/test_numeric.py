@@ -1,4 +1,7 @@
+import math
 import re
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -7,9 +10,12 @@ from hypothesis import strategies as st
 from mathir.answers import numeric
 from mathir.answers.numeric import (
     MAX_COMPARISONS,
+    DecimalRatio,
     Number,
     TooManyNumbers,
+    UnreadableNumber,
     numbers_equal,
+    read_number,
     read_numbers,
     simple_check,
 )
@@ -156,3 +162,142 @@ def test_many_large_integers_use_the_exact_linear_path():
 def test_a_huge_integer_against_a_float_does_not_overflow():
     assert simple_check("1" + "0" * 400, "0.5") is False
     assert simple_check("$1.33", "1" + "0" * 400) is False
+
+
+# --- past the float range ----------------------------------------------------------------
+# The tool's floats turn every number past ~1.8e308 into inf (math.isclose(inf, inf) is
+# True) and every one below ~2.2e-308 into 0: 1e400 "equals" 2e400. Here such numbers
+# stay exact; non-integers compare with the tolerance, computed exactly:
+# |a - b| <= 1e-3 * max(|a|, |b|).
+TEN_400 = "1" + "0" * 400  # 10**400
+NEAR = str(999 * 10**397)  # 0.999 * 10**400: the tolerance's edge below 10**400
+
+
+@pytest.mark.parametrize("answer,gold,expected", [
+    ("1e400", "2e400", False),                              # integers: exact
+    ("1e400", "1e400", True),
+    ("1e400", "1.0e400", True),
+    (TEN_400, TEN_400, True),
+    (TEN_400, "1e400", True),
+    (TEN_400, "9" * 399 + ".5", False),                     # a tenth of it; both were inf
+    (TEN_400, "2" + "0" * 400 + ".5", False),
+    ("9" * 400 + ".5", "9" * 400 + ".5", True),
+    ("-" + "9" * 400 + ".5", "-" + "8" * 400 + ".5", False),  # negative: both were -inf
+    ("-" + "9" * 400 + ".5", "-" + "9" * 400 + ".4", True),
+    ("-" + "9" * 400 + ".5", "9" * 400 + ".5", False),
+    # the tool's tolerance: 10**400 - 0.5 is within 1e-3 of 10**400 (they differ by 0.5)
+    (TEN_400, "9" * 400 + ".5", True),
+    ("1000" + "0" * 400 + ".5", "1001" + "0" * 400 + ".5", True),   # 1/1001 < 1e-3
+    ("1000" + "0" * 400 + ".5", "1002" + "0" * 400 + ".5", False),  # 2/1002 > 1e-3
+    (TEN_400 + ".5", NEAR + ".4995", True),                 # exactly 1e-3 * max: isclose's <=
+    (TEN_400 + ".5", NEAR + ".4994", False),                # 1e-4 past it (of 10**400)
+    (TEN_400 + ".5", str(999 * 10**397 - 1) + ".4995", False),
+    ("1e-400", "2e-400", False),                            # underflow: both were 0
+    ("1.5e-400", "1.5e-400", True),
+    ("1.5e-400", "1.5001e-400", True),                      # 6.7e-5 relative
+    ("1.5e-400", "1.51e-400", False),
+    ("-1.5e-400", "1.5e-400", False),
+    ("1.5e-400", "0", False),                               # only 0 is close to 0
+    ("5e-324", "7e-324", False),                            # subnormal floats: one float
+    ("9" * 5000 + "/3", "9" * 5000 + "/7", False),          # past MAX_INT_DIGITS: were inf
+    ("9" * 5000 + "/3", "3" * 5000, True),
+    ("9" * 5000 + "/" + "9" * 5000, "1", True),             # was inf / inf = nan
+    ("0.5/0." + "0" * 400 + "1", "5e400", True),            # was float division by zero
+    ("1/" + "3" * 400, "1/" + "3" * 399 + "4", False),      # exact fractions of integers
+    ("1e999999999", "1.5e999999999", False),
+    ("1.5e-999999999", "1.5001e-999999999", True),
+    ("1.5e999999999999999999", "1.5e-999999999999999999", False),
+    ("1e" + "9" * 19, "2e" + "9" * 19, False),              # past Decimal's exponents:
+    ("1e" + "9" * 19, "1e" + "9" * 19, False),              # unreadable, never inf == inf
+])
+def test_numbers_past_the_float_range_compare_exactly(answer, gold, expected):
+    assert simple_check(answer, gold) is expected
+    assert simple_check(gold, answer) is expected
+
+
+def test_within_the_float_range_the_tools_floats_stay():
+    assert simple_check("1.7976931348623157e308", "1.7976931348623157e308") is True
+    assert simple_check("1.5e308", "1.5014e308") is False  # integers (as in the tool)
+    assert simple_check("1.5e-300", "1.5014e-300") is True  # isclose on floats, as the tool
+    assert simple_check("1.5e-300", "1.5016e-300") is False
+    assert read_number("1.5e-300").value == 1.5e-300                 # the tool's float
+    assert isinstance(read_number("2.2250738585072014e-308").value, float)  # smallest normal
+
+
+def test_read_number_past_the_float_range():
+    n = read_number("9" * 400 + ".5")
+    assert (n.value, n.decimals, n.exact) == (Decimal("9" * 400 + ".5"), 1, False)
+    assert read_number("1e400") == Number(10**400, 0)                    # a whole number
+    assert read_number("1.5e-400").value == Decimal("1.5e-400")
+    assert read_number("9" * 5000 + "/3").value == DecimalRatio(Decimal("9" * 5000), Decimal(3))
+    assert repr(read_number("1/" + "3" * 400)) == "1/" + "3" * 400       # no float overflow
+    with pytest.raises(UnreadableNumber):
+        read_number("1e" + "9" * 19)
+
+
+def test_infinity_is_equal_only_to_infinity_as_written():
+    inf, ninf = Number(math.inf, 0), Number(-math.inf, 0)
+    assert numbers_equal(inf, inf) and numbers_equal(ninf, ninf)
+    assert not numbers_equal(inf, ninf)
+    assert not numbers_equal(inf, read_number("1e400"))                  # exact integer
+    assert not numbers_equal(inf, read_number("9" * 400 + ".5"))         # tolerant Decimal
+    assert not numbers_equal(Number(math.nan, 0), Number(math.nan, 0))
+    assert simple_check("inf", "inf") and not simple_check("inf", "infinity")  # literal
+
+
+def test_rel_tol_must_be_below_one():
+    with pytest.raises(ValueError, match="rel_tol"):
+        numbers_equal(Number(1.5, 1), Number(1.5, 1), rel_tol=1.0)
+
+
+def _sci(m: int, exp: int) -> str:
+    """m * 10**exp written d.ddde+-N (the tool's scientific pattern: one leading digit)."""
+    s = str(abs(m))
+    return ("-" if m < 0 else "") + s[0] + ("." + s[1:] if len(s) > 1 else "") \
+        + f"e{exp + len(s) - 1}"
+
+
+def _plain(m: int, exp: int) -> str:
+    """m * 10**exp written with a decimal point where it has a fractional part."""
+    s = str(abs(m))
+    if exp >= 0:
+        s += "0" * exp
+    else:
+        s = s.rjust(-exp + 1, "0")
+        s = s[:exp] + "." + s[exp:]
+    return ("-" if m < 0 else "") + s
+
+
+@st.composite
+def _past_float_range(draw):
+    """(text, exact value) of a number past the float range, and a second one: the same
+    value, a neighbour at or near the tolerance's edge, or an unrelated number."""
+    digits = draw(st.integers(1, 40))
+    m = draw(st.integers(10 ** (digits - 1), 10**digits - 1)) * draw(st.sampled_from([1, -1]))
+    lead = draw(st.one_of(st.integers(309, 700), st.integers(-700, -310)))  # 10**lead <= |a|
+    exp = lead - digits + 1
+    a = Fraction(m) * Fraction(10) ** exp
+    how = draw(st.sampled_from(["same", "edge", "near", "other"]))
+    if how == "other":
+        m2 = draw(st.integers(-10**40, 10**40))
+        exp2 = draw(st.integers(-720, 720))
+    else:  # b = a * (1 - 1/1000 + k / 10**j): at the edge (k = 0), or near it
+        j = draw(st.integers(3, 30))
+        k = 0 if how == "edge" else draw(st.integers(-50, 50))
+        factor = {"same": 10**j, "edge": 10**j - 10 ** (j - 3)}.get(how, 10**j - 10 ** (j - 3) + k)
+        m2, exp2 = m * factor, exp - j
+    b = Fraction(m2) * Fraction(10) ** exp2
+    write = draw(st.sampled_from([_plain, _sci]))
+    write2 = draw(st.sampled_from([_plain, _sci]))
+    return write(m, exp), a, write2(m2, exp2), b
+
+
+@given(_past_float_range())
+def test_past_the_float_range_agrees_with_exact_comparison(case):
+    a_text, a, b_text, b = case
+    if a.denominator == 1 and b.denominator == 1:
+        expected = a == b  # integers: exact
+    else:  # math.isclose's rule with REL_TOL, in exact arithmetic
+        expected = abs(a - b) <= Fraction(1, 1000) * max(abs(a), abs(b))
+    assert simple_check(a_text, b_text) is expected
+    assert simple_check(b_text, a_text) is expected

@@ -45,6 +45,27 @@ HOSTILE = {
                       "r = check_answer('The answer is ' + ' '.join(a), ' '.join(reversed(a)))",
                       "(r.correct, r.skipped.split(' (')[0])",
                       [False, "more than 1,000,000 number comparisons"]),
+    # Past the float range numbers compare exactly: no 10**exponent is built, and a
+    # 10,000-digit non-integer is compared in linear time.
+    "huge exponents": ("r = [check_answer('The answer is ' + a, b).correct for a, b in ["
+                       "('1.5e-999999999999999999', '1.5001e-999999999999999999'), "
+                       "('1.5e999999999999999999', '1.5e-999999999999999999'), "
+                       "('1e999999999', '1.0e999999999'), "
+                       "('1e' + '9' * 100_000, '1e' + '9' * 100_000)]]",
+                       "r", [True, False, True, False]),
+    "10,000-digit decimals": ("d = '9' * 10_000; r = [check_answer('The answer is ' + d + '.5', "
+                              "g).correct for g in (d + '.4', '5' + d[1:] + '.5')]",
+                              "r", [True, False]),
+    # Each of 1,000 gold numbers against 1,000 huge decimals just past the tolerance's
+    # edge, which only exact arithmetic tells apart: a million exact comparisons, refused
+    # at the cap like any other million.
+    "decimals at the tolerance's edge": (
+        "x = '1' + '0' * 400 + '.5'; "
+        "near = [str(999 * 10**397 - i) + '.4995' for i in range(1, 1001)]; "
+        "r = check_answer('The answer is ' + ' '.join(near + [x] * 1000), ' '.join([x] * 1000), "
+        "policy='model_include_gt')",
+        "(r.correct, r.skipped.split(' (')[0])",
+        [False, "more than 1,000,000 number comparisons"]),
     "50 MB response": ("r = check_answer('1' * 50_000_000, '1')", "(r.correct, r.skipped)",
                        [False, "response longer than 1,000,000 characters"]),
 }
