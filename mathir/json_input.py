@@ -5,14 +5,17 @@
 and where a program has raised the recursion limit it can overflow the C stack.
 :func:`loads` counts the depth first, in one linear pass that never recurses, and
 refuses anything deeper than :data:`MAX_DEPTH` with an InputError naming the file and
-line. Every reader of JSON from outside (answer records, word-problem runs and
-datasets) goes through it; JSON that mathir wrote itself (manifests) need not.
+line; so is an integer longer than Python reads from text (4,300 digits, where
+:mod:`json` raises a bare ValueError). Every reader of JSON from outside (answer
+records, word-problem runs and datasets) goes through it; JSON that mathir wrote itself
+(manifests) need not.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,9 @@ def loads(text: str, path: str | Path | None = None, line: int | None = None,
     >>> loads("[" * 101 + "]" * 101, "deep.jsonl", 7)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     mathir.errors.InputError: deep.jsonl:7: JSON nested deeper than 100 levels
+    >>> loads("[" + "9" * 5000 + "]", "big.jsonl", 2)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: big.jsonl:2: not valid JSON: an integer of more than 4,300 digits
     """
     first = 1 if line is None else line
     # Depth cannot exceed the number of opening brackets: count them first (fast, in C)
@@ -70,5 +76,14 @@ def loads(text: str, path: str | Path | None = None, line: int | None = None,
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg}", path=path, line=first + e.lineno - 1) from None
+    except ValueError:  # an integer beyond Python's int string-conversion limit
+        raise InputError(f"not valid JSON: an integer of more than {_max_int_digits():,} "
+                         "digits", path=path, line=line) from None
     except RecursionError:  # only where max_depth is set above the recursion limit
         raise InputError("JSON nested too deeply", path=path, line=line) from None
+
+
+def _max_int_digits() -> int:
+    """Python's limit on the digits of an integer read from text (4,300 by default; 0
+    when lifted, and then no ValueError comes)."""
+    return sys.get_int_max_str_digits()

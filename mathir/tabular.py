@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import math
 import os
 import re
 import warnings
@@ -274,12 +275,53 @@ def iter_trec_fields(path: str | Path, min_fields: int, max_fields: int | None =
 
 
 #: A number as C's ``atof`` reads it, in full and in ASCII digits only (no ``1_000``, no
-#: Arabic-Indic digits, no hexadecimal, no ``inf`` or ``nan``).
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: Arabic-Indic digits, no hexadecimal, no ``inf`` or ``nan``). Each digit can belong to
+#: one part only (``[0-9]+\.?[0-9]*`` could split a run of digits in n ways: a full match
+#: of 40,000 digits and an ``x`` took 49 s).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 #: An integer, possibly written as a float with a zero fraction (``2.0``), which
 #: ``atol`` reads as the integer.
 _WHOLE = re.compile(r"([+-]?[0-9]+)(?:\.0*)?")
+#: Public names of the two patterns (``fullmatch``: the whole field is such a number).
+DECIMAL_PATTERN = _DECIMAL
+INTEGER_PATTERN = _INTEGER
+
+#: C's ``long`` on 64-bit Linux, where trec_eval runs: glibc's ``atol`` (``strtol``)
+#: saturates at these bounds (with ``ERANGE``) instead of overflowing.
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+
+
+def quote_field(text: str, limit: int = 40) -> str:
+    """``repr(text)`` for an error message, cut after ``limit // 2`` characters when
+    longer than ``limit`` (a 4 MiB field would make a 4 MiB message).
+
+    >>> quote_field("2.5"), quote_field("9" * 5000)
+    ("'2.5'", "'99999999999999999999…' (5,000 characters)")
+    """
+    if len(text) <= limit:
+        return repr(text)
+    head = repr(text[: limit // 2])
+    return f"{head[:-1]}…{head[-1]} ({len(text):,} characters)"
+
+
+def _c_long(digits: str) -> tuple[int, bool]:
+    """An optionally signed run of ASCII digits as C's ``strtol`` reads it on 64-bit
+    Linux, saturated at :data:`LONG_MIN` / :data:`LONG_MAX`, and whether it was.
+    Python's ``int()`` would refuse more than 4,300 digits (ValueError), and
+    ``array('q')`` anything beyond 64 bits (OverflowError).
+
+    >>> _c_long("-0042"), _c_long("9" * 5000), _c_long("9223372036854775807")
+    ((-42, False), (9223372036854775807, True), (9223372036854775807, False))
+    """
+    negative = digits.startswith("-")
+    body = digits.lstrip("+-").lstrip("0")
+    if len(body) > len(str(LONG_MAX)):
+        return (LONG_MIN if negative else LONG_MAX), True
+    value = -int(body or "0") if negative else int(body or "0")
+    clamped = min(max(value, LONG_MIN), LONG_MAX)
+    return clamped, clamped != value
 
 
 def parse_decimal(text: str, what: str, path: str | Path | None, lineno: int | None) -> float:
@@ -295,26 +337,34 @@ def parse_decimal(text: str, what: str, path: str | Path | None, lineno: int | N
     mathir.errors.InputError: r.tsv:4: score is not a number in ASCII digits: '1_000'
     """
     if not _DECIMAL.fullmatch(text):
-        raise InputError(f"{what} is not a number in ASCII digits: {text!r}", path=path,
-                         line=lineno)
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
+        raise InputError(f"{what} is not a number in ASCII digits: {quote_field(text)}",
+                         path=path, line=lineno)
+    value = float(text)  # 1e99999 is inf, as C's strtod reads it
+    if not math.isfinite(value):
+        raise InputError(f"{what} is not finite: {quote_field(text)}", path=path, line=lineno)
     return value
 
 
 def parse_integer(text: str, what: str, path: str | Path | None, lineno: int | None,
                   float_form: bool = False) -> int:
-    """An integer in ASCII digits (``float_form``: also ``2.0``), or InputError.
+    """An integer in ASCII digits (``float_form``: also ``2.0``) that fits in 64 bits,
+    or InputError.
 
     >>> parse_integer("3", "rank", "r.tsv", 1), parse_integer("2.0", "label", "q", 1, True)
     (3, 2)
+    >>> parse_integer("9" * 20, "rank", "r.tsv", 2)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: r.tsv:2: rank '99999999999999999999' is beyond a 64-bit integer
     """
     m = (_WHOLE if float_form else _INTEGER).fullmatch(text)
     if not m:
-        raise InputError(f"{what} is not an integer in ASCII digits: {text!r}", path=path,
+        raise InputError(f"{what} is not an integer in ASCII digits: {quote_field(text)}",
+                         path=path, line=lineno)
+    value, saturated = _c_long(m.group(1) if float_form else text)
+    if saturated:
+        raise InputError(f"{what} {quote_field(text)} is beyond a 64-bit integer", path=path,
                          line=lineno)
-    return int(m.group(1) if float_form else text)
+    return value
 
 
 class ReadNotes:
@@ -351,7 +401,7 @@ class ReadNotes:
 
 
 # C's strtod / atof and atol on a field (no leading blanks: fields are split on them).
-_ATOF_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+_ATOF_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)"
                        r"(?:[pP][+-]?[0-9]+)?")
 _ATOF_SPECIAL = re.compile(r"[+-]?(?:inf|nan)", re.IGNORECASE)
 
@@ -359,15 +409,23 @@ _ATOF_SPECIAL = re.compile(r"[+-]?(?:inf|nan)", re.IGNORECASE)
 def atof(text: str) -> float:
     """The number C's ``atof`` reads from ``text``: its longest numeric prefix, else 0.
 
+    A number too large for a double is infinite, as C's ``strtod`` reads it
+    (``float.fromhex`` would raise OverflowError).
+
     >>> atof("2.5"), atof("1_000"), atof("3abc"), atof("\\u0663"), atof("0x1p3")
     (2.5, 1.0, 3.0, 0.0, 8.0)
+    >>> atof("0x1p99999"), atof("-0x1p99999"), atof("1e99999")
+    (inf, -inf, inf)
     """
     m = _ATOF_HEX.match(text)
     if m:
         hexa = m.group()
         if "p" not in hexa.lower():
             hexa += "p0"
-        return float.fromhex(hexa)
+        try:
+            return float.fromhex(hexa)
+        except OverflowError:  # strtod: HUGE_VAL with ERANGE
+            return -math.inf if hexa.startswith("-") else math.inf
     m = _ATOF_SPECIAL.match(text)
     if m:
         return float(m.group())
@@ -376,13 +434,14 @@ def atof(text: str) -> float:
 
 
 def atol(text: str) -> int:
-    """The integer C's ``atol`` reads from ``text``: its longest integer prefix, else 0.
+    """The integer C's ``atol`` reads from ``text``: its longest integer prefix, else 0,
+    saturated at :data:`LONG_MIN` / :data:`LONG_MAX` as glibc's ``strtol`` saturates.
 
-    >>> atol("2.0"), atol("0_3"), atol("\\u0663"), atol("-1x")
-    (2, 0, 0, -1)
+    >>> atol("2.0"), atol("0_3"), atol("\\u0663"), atol("-1x"), atol("9" * 30)
+    (2, 0, 0, -1, 9223372036854775807)
     """
     m = _INTEGER.match(text)
-    return int(m.group()) if m else 0
+    return _c_long(m.group())[0] if m else 0
 
 
 def read_score(text: str, what: str, path: str | Path, lineno: int, notes: ReadNotes) -> float:
@@ -398,26 +457,36 @@ def read_score(text: str, what: str, path: str | Path, lineno: int, notes: ReadN
         value = float(text)
     else:
         value = atof(text)
-        notes.add(what, lineno, f"{what} {text!r} is not a number in ASCII digits: read as "
-                                f"{value!r}, as trec_eval reads it (C's atof)")
-    if value != value or value in (float("inf"), float("-inf")):
-        raise InputError(f"{what} is not finite: {text!r}", path=path, line=lineno)
+        notes.add(what, lineno, f"{what} {quote_field(text)} is not a number in ASCII digits: "
+                                f"read as {value!r}, as trec_eval reads it (C's atof)")
+    if not math.isfinite(value):  # inf, nan, 1e999, 0x1p99999: trec_eval reads +-inf
+        raise InputError(f"{what} is not finite: {quote_field(text)}", path=path, line=lineno)
     return value
 
 
 def read_whole(text: str, what: str, lineno: int, notes: ReadNotes,
                float_form: bool = False) -> int:
     """An integer as trec_eval reads it (:func:`atol`), noting any text that is not
-    wholly an integer in ASCII digits (with ``float_form``, ``2.0`` is one).
+    wholly an integer in ASCII digits (with ``float_form``, ``2.0`` is one), and any
+    integer beyond 64 bits: read as :data:`LONG_MAX` (or :data:`LONG_MIN`), where glibc's
+    ``atol`` saturates, rather than refused (trec_eval never reads a run's rank; a label
+    so large is refused by the qrels reader, being no task's label).
 
     >>> notes = ReadNotes("q.tsv")
     >>> read_whole("2.0", "relevance", 1, notes, True), read_whole("0_3", "relevance", 2, notes)
     (2, 0)
+    >>> read_whole("9" * 5000, "rank", 3, notes)
+    9223372036854775807
     """
     m = (_WHOLE if float_form else _INTEGER).fullmatch(text)
     if m:
-        return int(m.group(1) if float_form else text)
+        value, saturated = _c_long(m.group(1) if float_form else text)
+        if saturated:
+            notes.add(f"{what} beyond 64 bits", lineno,
+                      f"{what} {quote_field(text)} is beyond a 64-bit integer: read as {value} "
+                      "(C's atol saturates, as trec_eval reads numbers)")
+        return value
     value = atol(text)
-    notes.add(what, lineno, f"{what} {text!r} is not an integer in ASCII digits: read as "
-                            f"{value} (C's atol, as trec_eval reads numbers)")
+    notes.add(what, lineno, f"{what} {quote_field(text)} is not an integer in ASCII digits: "
+                            f"read as {value} (C's atol, as trec_eval reads numbers)")
     return value

@@ -13,7 +13,9 @@ ir_measures does). A label is read as trec_eval reads it, with C's ``atol``: ``2
 is 2 (the official 2020 visual-id qrels write labels so); a field that is not wholly an
 integer in ASCII digits counts as its integer prefix, as there (``0_3`` and an
 Arabic-Indic 3 as 0, ``2.5`` as 2, where Python's ``int``/``float`` would read 3, 3 and
-2.5), with a warning naming the line. Blank lines, which trec_eval refuses, are skipped
+2.5), with a warning naming the line; a label beyond 64 bits is read as C's ``atol``
+saturates (``LONG_MAX``), which no task allows: refused, naming the line (trec_eval
+cannot score such qrels either). Blank lines, which trec_eval refuses, are skipped
 with a warning.
 """
 
@@ -24,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.tabular import ReadNotes, iter_trec_fields, read_whole
+from mathir.tabular import ReadNotes, iter_trec_fields, quote_field, read_whole
 
 QRELS_COLUMNS = ["qid", "docno", "label", "iteration"]
 NOT_JUDGED_CODES = (5, 6)  # Task 3: system failure, do not know
@@ -57,13 +59,14 @@ def read_qrels(path: str | Path, key: str | None = None,
     for lineno, (qid, it, docno, rel) in iter_trec_fields(path, 4, 4, blank_lines="warn"):
         label = read_whole(rel, "relevance", lineno, notes, float_form=True)
         if label not in allowed_labels:
-            raise InputError(f"relevance {rel!r} is not one of {list(allowed_labels)} "
-                             "(this task's labels)", path=path, line=lineno)
+            raise InputError(f"relevance {quote_field(rel)} is not one of "
+                             f"{list(allowed_labels)} (this task's labels)", path=path,
+                             line=lineno)
         earlier = rows.get((qid, docno))
         if earlier is not None:
             if duplicates == "error":
                 raise InputError(
-                    f"topic {qid} document {docno} is judged twice, here ({rel}) and on line "
+                    f"topic {qid} document {docno} is judged twice, here ({label}) and on line "
                     f"{earlier[2]} ({earlier[0]}); trec_eval refuses duplicate judgments "
                     "(duplicates='last', --qrels-duplicates last, keeps the last one, as "
                     "ir_measures does)", path=path, line=lineno)

@@ -9,15 +9,20 @@ is what the ARQMath organisers score runs with:
 * fields are split on ASCII whitespace (a non-breaking space is part of a field);
   a line whose first non-blank character is ``#`` is a comment; blank lines are skipped;
 * a TREC line has 6 fields (further fields are ignored, as trec_eval ignores them; the
-  second field is not checked); a 5-field line is the ARQMath-2/3 format, unless its
-  second field is ``Q0``: then it is a TREC line without its run tag, refused (trec_eval
-  refuses it too); a file mixing the two formats is refused;
+  second field is not checked); a 5-field line is the ARQMath-2/3 format, whose rank is
+  an integer in ASCII digits: one that looks like a TREC line without its run tag
+  (``Q0`` second in any case, a rank that is not such an integer, post id 0 beside a
+  numeric run tag) is refused, naming the line (trec_eval refuses every 5-field line;
+  see :func:`check_five_columns`); a file mixing the two formats is refused;
 * a score is read as trec_eval reads it, with C's ``atof``: a field that is not wholly
   a number in ASCII digits (``1_000``, an Arabic-Indic digit, ``3abc``) counts as its
   numeric prefix (1, 0, 3), as there, and a warning names the line (Python's
   ``float()`` would read 1000 and 3); a score that is not finite (``inf``, ``nan``) is
-  refused. trec_eval ignores ranks; a rank that is not an integer is read the same way,
-  with a warning (it often shows columns out of place);
+  refused, as is one beyond a double (``1e99999``, ``0x1p99999``, which ``atof`` reads
+  as infinite). trec_eval ignores ranks; in a TREC line a rank that is not an integer is
+  read with C's ``atol``, with a warning (it often shows columns out of place); in
+  either format a rank beyond 64 bits is saturated at 2**63 - 1 as glibc's ``atol``
+  saturates, with a warning naming the line;
 * a repeated (topic, post) pair: the first occurrence is kept and a warning names the
   line (trec_eval refuses the file: "duplicate docs");
 * every row is kept, as trec_eval keeps them; a topic with more than
@@ -49,10 +54,13 @@ import pandas as pd
 from mathir.errors import InputError
 from mathir.storage import atomic_file
 from mathir.tabular import (
+    DECIMAL_PATTERN,
+    INTEGER_PATTERN,
     ReadNotes,
     iter_trec_fields,
     parse_decimal,
     parse_integer,
+    quote_field,
     read_score,
     read_whole,
 )
@@ -93,11 +101,8 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None,
     def rows() -> Iterator[tuple[int, tuple]]:
         first: tuple[int, int] | None = None  # (line, fields) of the first row
         for lineno, fields in iter_trec_fields(path, 5):
-            if len(fields) == 5 and fields[1] == "Q0":
-                raise InputError(
-                    "5 columns with Q0 second: a TREC line without its run tag "
-                    "(expected 'topic Q0 post_id rank score run_tag'; trec_eval refuses it too)",
-                    path=path, line=lineno)
+            if len(fields) == 5:
+                check_five_columns(fields, path, lineno)
             width = min(len(fields), 6)
             if first is None:
                 first = (lineno, width)
@@ -118,6 +123,39 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None,
     run = best_rows(rows, RUN_COLUMNS, max_results, path)
     notes.warn()
     return run
+
+
+_TAGLESS = ("a TREC line without its run tag, it seems (expected 'topic Q0 post_id rank "
+            "score run_tag', or ARQMath's 'topic post_id rank score run' with an integer "
+            "rank; trec_eval refuses it too)")
+
+
+def check_five_columns(fields: Sequence[str], path: str | Path, lineno: int) -> None:
+    """Refuse a 5-field line that is not ARQMath's ``topic post_id rank score run``.
+
+    trec_eval refuses every 5-field line; mathir reads the ARQMath-2/3 format, whose
+    rank is an integer in ASCII digits. A TREC line that lost its run tag
+    (``topic Q0 docno rank score``) would be read with ``Q0`` as the post, the document
+    id as the rank (read as 0, with a warning, before) and the score as the run tag,
+    and score 0.0000 everywhere; it is refused, naming the line, when its second field
+    is ``Q0`` (any case), its rank is not an integer, or its post id is 0 and its run
+    tag a number (``A.1 0 1002 1 9.5``; real runs hold post id 0 beside a named tag).
+
+    >>> check_five_columns(["A.1", "1002", "1", "9.5", "bm25"], "r.tsv", 1)
+    >>> check_five_columns(["A.1", "0", "d3", "1", "9.5"], "r.tsv", 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    mathir.errors.InputError: r.tsv:2: rank 'd3' is not an integer in ASCII digits: ...
+    """
+    post, rank, tag = fields[1], fields[2], fields[4]
+    if post.upper() == "Q0":
+        why = f"5 columns with {post} second"
+    elif not INTEGER_PATTERN.fullmatch(rank):
+        why = f"rank {quote_field(rank)} is not an integer in ASCII digits"
+    elif post == "0" and DECIMAL_PATTERN.fullmatch(tag):
+        why = f"5 columns with post id 0 and a number as run tag ({quote_field(tag)})"
+    else:
+        return
+    raise InputError(f"{why}: {_TAGLESS}", path=path, line=lineno)
 
 
 def best_rows(rows: Callable[[], Iterator[tuple[int, tuple]]], columns: Sequence[str],

@@ -5,11 +5,13 @@ as in every ARQMath year. In a
 frame, ``docno`` is the formula id (PyTerrier's document column) and ``formula_id``
 repeats it; ``post_id`` keeps the post that holds the formula instance.
 
-Reading follows the Task 1 rules (:mod:`mathir.runs.arqmath`): a bad number raises
-:class:`InputError` naming the line, a repeated (topic, formula) pair keeps its first
-row with a warning naming the line, every row is kept (``max_results`` cuts each topic
-to its best rows), and the rows come back ordered by score (descending), then rank:
-the "top-down" order in which
+Reading follows the Task 1 rules (:mod:`mathir.runs.arqmath`): numbers are read as
+trec_eval reads them (a score that is not finite raises :class:`InputError` naming the
+line; a rank beyond 64 bits saturates, as C's ``atol``, with a warning); ``Q0`` (any
+case) in the formula id column is refused (a TREC line); a repeated (topic, formula)
+pair keeps its first row with a warning naming the line, every row is kept
+(``max_results`` cuts each topic to its best rows), and the rows come back ordered by
+score (descending), then rank: the "top-down" order in which
 :mod:`mathir.evaluation.formula_search` deduplicates visual ids.
 """
 
@@ -52,9 +54,10 @@ def read_task2_run(path: str | Path, topics: Iterable[str] | None = None,
     def rows() -> Iterator[tuple[int, tuple]]:
         for lineno, fields in iter_trec_fields(path, 6, 6):
             qid, formula_id, post_id, rank, score, name = fields
-            if formula_id == "Q0":
+            if formula_id.upper() == "Q0":  # a TREC line: 'topic Q0 docno rank score tag'
                 raise InputError("Task 2 runs are 'topic formula_id post_id rank score run' "
-                                 "(found Q0 in the formula id column)", path=path, line=lineno)
+                                 f"(found {formula_id} in the formula id column)", path=path,
+                                 line=lineno)
             if known is not None and qid not in known:
                 raise InputError(f"topic {qid!r} is not in the topics", path=path, line=lineno)
             yield lineno, (qid, formula_id, formula_id, post_id,

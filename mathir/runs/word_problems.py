@@ -1,15 +1,21 @@
 """Word-problem run files: one derivation per problem, a TSV with a header.
 
-Columns: ``qid``, ``docno`` (training problem whose template was used), ``score``,
-then JSON: ``solution``, ``template``, ``alignment`` (slot -> [SentenceId, TokenId,
-Value]), ``equations``; last the run name.
+Columns: ``qid``, ``docno`` (training problem whose template was used), ``score`` (a
+finite number in ASCII digits), then JSON: ``solution`` (a list of numbers),
+``template`` (a list of equation strings), ``alignment`` (an object slot ->
+[SentenceId, TokenId, Value], the ids non-negative integers), ``equations`` (a list of
+strings); last the run name. An unsolved problem has ``[]``, ``[]``, ``{}``, ``[]``. A
+field of another JSON type is an InputError naming the file and line (it used to be
+read, then scored as empty or crash a view of the run).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -18,7 +24,7 @@ from mathir.answers.templates import TemplateError
 from mathir.errors import InputError, require_file
 from mathir.json_input import loads
 from mathir.storage import atomic_file
-from mathir.tabular import iter_lines
+from mathir.tabular import DECIMAL_PATTERN, iter_lines, parse_decimal, quote_field
 
 COLUMNS = ["qid", "docno", "score", "solution", "template", "alignment", "equations", "run"]
 
@@ -52,6 +58,62 @@ def write_run(results: pd.DataFrame, path: str | Path, name: str = "run",
     return path
 
 
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, with its article.
+
+    >>> _json_type("x"), _json_type(2.5), _json_type(None), _json_type({})
+    ('a string', 'a number', 'null', 'an object')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_type(field: str, value: Any) -> None:
+    """InputError (without a place: the caller adds it) when a JSON field of a run has
+    a type the evaluation cannot use.
+
+    >>> _check_type("solution", [2, 3.5])
+    >>> _check_type("equations", "m = 2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: expected a JSON list of equation strings, found a string
+    """
+    if field == "alignment":
+        if not isinstance(value, dict):
+            raise InputError("expected a JSON object slot -> [SentenceId, TokenId, Value], "
+                             f"found {_json_type(value)}")
+        for slot, where in value.items():
+            if not (isinstance(where, list) and len(where) == 3
+                    and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                            for x in where[:2]) and _is_number(where[2])):
+                raise InputError(f"slot {quote_field(slot)}: expected [SentenceId, TokenId, "
+                                 "Value] (two non-negative integers and a number), found "
+                                 f"{json.dumps(where)[:60]}")
+        return
+    want, item, is_item = {
+        "solution": ("a JSON list of numbers", "a number", _is_number),
+        "template": ("a JSON list of equations", "a string", lambda x: isinstance(x, str)),
+        "equations": ("a JSON list of equation strings", "a string",
+                      lambda x: isinstance(x, str)),
+    }[field]
+    if not isinstance(value, list):
+        raise InputError(f"expected {want}, found {_json_type(value)}")
+    for k, x in enumerate(value, 1):
+        if not is_item(x):
+            name = "solution" if field == "solution" else "equation"
+            raise InputError(f"{name} {k} is {_json_type(x)}, not {item}")
+
+
 def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFrame:
     """Read a run; JSON columns are decoded. Errors name the line."""
     path = require_file(path, "run file")
@@ -76,15 +138,15 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
         if known is not None and rec[0] not in known:
             raise InputError(f"problem {rec[0]!r} is not among the topics", path=path,
                              line=line)
-        try:
-            score = float(rec[2])
-        except ValueError:
-            raise InputError(f"malformed field (score {rec[2]!r} is not a number)", path=path,
-                             line=line) from None
+        if not DECIMAL_PATTERN.fullmatch(rec[2]):
+            raise InputError(f"malformed field (score {quote_field(rec[2])} is not a number)",
+                             path=path, line=line)
+        score = parse_decimal(rec[2], "score", path, line)  # finite
         fields = {}
         for i, k in enumerate(("solution", "template", "alignment", "equations"), 3):
             try:  # loads: also refuses nesting deeper than json_input.MAX_DEPTH
                 fields[k] = loads(rec[i])
+                _check_type(k, fields[k])
             except InputError as e:
                 raise InputError(f"malformed {k} field ({e.message})", path=path,
                                  line=line) from None
@@ -92,8 +154,6 @@ def read_run(path: str | Path, topics: Iterable[str] | None = None) -> pd.DataFr
             # Parsed by the safe grammar (never run); an error names this line. The
             # cached template() is the one the evaluation uses: parsed once, not twice.
             try:
-                if not isinstance(fields["template"], list):
-                    raise TemplateError("expected a JSON list of equations")
                 template(tuple(fields["template"]))
             except TemplateError as e:
                 raise InputError(f"malformed template field ({e.message})", path=path,

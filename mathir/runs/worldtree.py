@@ -30,7 +30,7 @@ import pandas as pd
 from mathir.errors import InputError
 from mathir.runs.arqmath import run_tag
 from mathir.storage import atomic_file
-from mathir.tabular import iter_fields
+from mathir.tabular import iter_fields, parse_integer, quote_field
 
 FORMATS = ("predict", "trec")
 RUN_COLUMNS = ["qid", "docno", "rank", "score", "name"]
@@ -121,14 +121,17 @@ def _read_lines(path: str | Path, known: set[str] | None) -> _Coded:
             if q0 != "Q0":
                 raise InputError("6 columns must be 'qid Q0 docno rank score run'", path=path,
                                  line=lineno)
+            # ASCII digits within 64 bits: int() read Arabic-Indic digits, and a rank
+            # of 20 digits overflowed the rank array (an OverflowError traceback)
+            rank_value = parse_integer(rank, "rank", path, lineno)
             try:
                 score = float(score_text)
-                rank_value = int(rank)
             except ValueError:
-                raise InputError(f"rank or score is not a number: {rank!r} {score_text!r}",
+                raise InputError(f"score is not a number: {quote_field(score_text)}",
                                  path=path, line=lineno) from None
             if not math.isfinite(score):
-                raise InputError(f"score is not finite: {score_text!r}", path=path, line=lineno)
+                raise InputError(f"score is not finite: {quote_field(score_text)}", path=path,
+                                 line=lineno)
             coded.score.append(score)
             coded.rank.append(rank_value)
         if known is not None and qid not in known:

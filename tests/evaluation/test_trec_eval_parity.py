@@ -15,6 +15,11 @@ what must happen:
 * ``mathir refuses``: trec_eval reads it, mathir refuses it with one InputError; each
   is a rule listed in docs/robustness.md with its reason.
 
+Where a variant names ``refusal``, mathir's one error line must match it. Last, a run
+whose mean is a tie at the fourth decimal checks that mathir averages as trec_eval does
+(the per-topic values summed in topic order as doubles, then divided), not as a
+pairwise sum (numpy, pandas) would: the two print different figures there.
+
 trec_eval is built from ``../shared/tools/trec_eval`` (needs a C compiler); the tests
 skip, saying why, where either is missing.
 """
@@ -23,12 +28,14 @@ from __future__ import annotations
 
 import gzip
 import random
+import re
 import shutil
 import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mathir.errors import InputError
@@ -128,8 +135,9 @@ class Variant:
     content: bytes
     expect: str = "same"  # same | both refuse | lenient | mathir refuses
     like: bytes | None = None  # lenient: the file trec_eval scores instead
-    warns: str | None = None  # a warning mathir must give (regex)
+    warns: str | None = None  # a warning mathir must give (part of its text)
     suffix: str = ".tsv"
+    refusal: str | None = None  # both / mathir refuses: mathir's error (regex)
 
 
 def run_variants() -> list[Variant]:
@@ -190,9 +198,36 @@ def run_variants() -> list[Variant]:
         Variant("TREC line without its run tag", text([r[:5] for r in rows]).encode(),
                 "both refuse"),
         Variant("one line without its run tag", plain + b"A.1\tQ0\t77\t9\t1.0\n", "both refuse"),
+        # 5 fields without Q0: it was read as 'topic post_id rank score run' and scored
+        # 0.0000 (ranks read as 0 with a warning, or the iteration 0 taken for a post id)
+        Variant("5 columns, lowercase q0 second", text(
+            [[q, "q0", d, r, s] for q, _, d, r, s, _ in rows]).encode(), "both refuse",
+            refusal=":1: 5 columns with q0 second: a TREC line without its run tag"),
+        Variant("5 columns, iteration 0 second", text(
+            [[q, "0", d, r, s] for q, _, d, r, s, _ in rows]).encode(), "both refuse",
+            refusal=":1: 5 columns with post id 0 and a number as run tag"),
+        Variant("5 columns, document ids that are not integers", text(
+            [[q, "0", "d" + d, r, s] for q, _, d, r, s, _ in rows]).encode(), "both refuse",
+            refusal=r":1: rank 'd\d+' is not an integer in ASCII digits: a TREC line without"),
+        Variant("6 columns, lowercase q0 second", text(
+            [[q, "q0", d, r, s, n] for q, _, d, r, s, n in rows]).encode()),
+        # C's atol saturates at LONG_MAX (glibc strtol); trec_eval never reads the rank
+        Variant("20-digit rank", edit(0, 3, "9" * 20), warns="beyond a 64-bit integer"),
+        Variant("negative 20-digit rank", edit(3, 3, "-" + "9" * 20),
+                warns="beyond a 64-bit integer"),
+        Variant("5,000-digit rank", edit(0, 3, "9" * 5000), warns="(5,000 characters)"),
+        Variant("5,000-digit rank, 5 columns", text(
+            [[q, d, "9" * 5000 if i == 0 else r, s, n] for i, (q, _, d, r, s, n) in enumerate(rows)]
+            ).encode(), "lenient", like=plain, warns="beyond a 64-bit integer"),
         Variant("four columns", text([r[:4] for r in rows]).encode(), "both refuse"),
         Variant("empty file", b"", "both refuse"),
         Variant("infinite score", edit(0, 4, "inf"), "mathir refuses"),
+        # trec_eval's atof reads +inf (strtod overflows to HUGE_VAL); float.fromhex raised
+        # OverflowError (a traceback) before. Refused as not finite, as inf is
+        Variant("hexadecimal score beyond a double", edit(0, 4, "0x1p99999"), "mathir refuses",
+                refusal=":1: score is not finite: '0x1p99999'"),
+        Variant("decimal score beyond a double", edit(0, 4, "-1e99999"), "mathir refuses",
+                refusal=":1: score is not finite: '-1e99999'"),
         Variant("NaN score", edit(0, 4, "nan"), "mathir refuses"),
         Variant("a docno that is not UTF-8",
                 plain.replace(top[2].encode(), top[2].encode() + b"\xe9", 1), "mathir refuses"),
@@ -238,6 +273,16 @@ def qrels_variants() -> list[Variant]:
         Variant("five columns", text([r + ("x",) for r in rows]).encode(), "both refuse"),
         Variant("three columns", text([r[:3] for r in rows]).encode(), "both refuse"),
         Variant("empty file", b"", "both refuse"),
+        # C's atol saturates at LONG_MAX: trec_eval cannot score it ("Can't calculate
+        # measure", or a crash for labels near 2**31); no task has such a label
+        Variant("20-digit label", edit(graded, 3, "9" * 20), "both refuse",
+                refusal=r"relevance '9{20}' is not one of \[0, 1, 2, 3\]"),
+        Variant("5,000-digit label", edit(graded, 3, "9" * 5000), "both refuse",
+                refusal=r"relevance '9+…' \(5,000 characters\) is not one of"),
+        Variant("5,000-digit label that is 3", edit(graded, 3, "0" * 4999 + "3")),
+        Variant("5,000-digit iteration", text(
+            [[q, "9" * 5000 if k == 0 else i, d, r] for k, (q, i, d, r) in enumerate(rows)]
+            ).encode()),
         Variant("Task 3 label 5 in Task 1 qrels", edit(graded, 3, "5"), "mathir refuses"),
         Variant("negative label", edit(graded, 3, "-1"), "mathir refuses"),
     ]
@@ -257,9 +302,13 @@ def check(trec_eval: Path, tmp_path: Path, variant: Variant, *, qrels: bytes | N
     theirs = official(trec_eval, qrels_path, run_path)
     if variant.expect in ("both refuse", "mathir refuses"):
         assert (theirs is None) == (variant.expect == "both refuse"), variant.name
-        with pytest.raises(InputError) as e:
-            mathir_figures(qrels_path, run_path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(InputError) as e:
+                mathir_figures(qrels_path, run_path)
         assert "\n" not in str(e.value)
+        if variant.refusal:
+            assert re.search(variant.refusal, str(e.value)), (variant.name, str(e.value))
         return
     if variant.expect == "lenient":
         # trec_eval refuses each (a byte-order mark it reads as part of a topic id)
@@ -282,7 +331,7 @@ QRELS = qrels_variants()
 
 
 def test_the_audit_has_its_variants():
-    assert len(RUNS) >= 26 and len(QRELS) >= 19
+    assert len(RUNS) >= 46 and len(QRELS) >= 28
 
 
 @pytest.mark.parametrize("variant", RUNS, ids=[v.name for v in RUNS])
@@ -303,6 +352,49 @@ def test_lenient_bom_differs_from_trec_eval_only_by_the_first_line(trec_eval, tm
     qrels = tmp_path / "qrels.txt"
     qrels.write_bytes(text(base_qrels()).encode())
     assert official(trec_eval, qrels, run) is not None  # trec_eval reads it, differently
+
+
+# --- a mean that is a tie at the fourth decimal ---------------------------------------
+
+#: 16 topics T01..T16, each the judged labels of its ranking, best first, and ``+k``
+#: relevant answers it misses. Their MAP' values (0.5852..., 0.0, ...) summed in topic
+#: order, as trec_eval sums them, make 0.32625000000000004 a topic (printed 0.3263); a
+#: pairwise sum (numpy's and pandas' ``mean``) makes 0.32625 (printed 0.3262). Found by
+#: searching random rankings.
+TIE_TOPICS = ["130003122+1", "0010000+1", "1312310+1", "023000+2", "32303+3", "0030+2",
+              "2003+1", "03001000+1", "311010+3", "301330+2", "1303+1", "0302+1", "12102+1",
+              "2012003+2", "131123030+3", "300+1"]
+
+
+def tie_files(folder: Path) -> tuple[Path, Path]:
+    """The qrels and TREC run of :data:`TIE_TOPICS` (documents ``Tnn-rank``)."""
+    run, qrels = [], []
+    for t, spec in enumerate(TIE_TOPICS, 1):
+        labels, missed = spec.split("+")
+        qid = f"T{t:02d}"
+        for rank, label in enumerate(labels, 1):
+            run.append(f"{qid} Q0 {qid}-{rank} {rank} {20 - rank} tie\n")
+            qrels.append(f"{qid} 0 {qid}-{rank} {label}\n")
+        qrels += [f"{qid} 0 {qid}-missed-{k} 2\n" for k in range(int(missed))]
+    (folder / "qrels.txt").write_text("".join(qrels))
+    (folder / "run.txt").write_text("".join(run))
+    return folder / "qrels.txt", folder / "run.txt"
+
+
+def test_a_mean_at_a_tie_prints_as_trec_eval_prints_it(trec_eval, tmp_path):
+    qrels, run = tie_files(tmp_path)
+    theirs = official(trec_eval, qrels, run)
+    assert theirs is not None
+    ours = mathir_figures(qrels, run)
+    # the case is what it claims: a pairwise mean of the same per-topic values (which
+    # agree with trec_eval's) prints another fourth decimal
+    map_prime = "MAP'"
+    per_topic = [ours[map_prime][f"T{t:02d}"] for t in range(1, 17)]
+    assert f"{theirs[map_prime]['all']:.4f}" == "0.3263"
+    assert f"{float(np.mean(per_topic)):.4f}" == "0.3262"
+    assert_same(theirs, ours, "tie")
+    for name, values in theirs.items():
+        assert f"{ours[name]['all']:.4f}" == f"{values['all']:.4f}", (name, ours[name]["all"])
 
 
 # --- the real ARQMath runs and qrels --------------------------------------------------

@@ -104,3 +104,22 @@ def test_real_task3_codes_count_as_unjudged():
     assert len(q) == 792 and q.qid.nunique() == 78
     assert (q.label == 5).sum() == 67 and (q.label == 6).sum() == 3
     assert len(judged_only(q)) == 792 - 70
+
+
+@pytest.mark.parametrize("label,shown", [
+    ("99999999999999999999", "'99999999999999999999'"),
+    ("-99999999999999999999", "'-99999999999999999999'"),
+    ("99999999999999999999.0", "'99999999999999999999.0'"),
+    ("9" * 5000, r"'9+…' \(5,000 characters\)"),
+    ("9" * 5000 + ".0", r"'9+…' \(5,002 characters\)"),
+])
+@pytest.mark.parametrize("reader", [read_qrels, read_task3_qrels])
+def test_a_huge_label_is_refused_on_one_short_line(tmp_path, label, shown, reader):
+    # C's atol saturates at LONG_MAX, which no task allows (trec_eval itself cannot
+    # score such qrels); a 5,000-digit label was a ValueError traceback (Python's int
+    # string-conversion limit)
+    p = tmp_path / "q.tsv"
+    p.write_text(f"A.1 0 4 1\nA.1 0 5 {label}\n")
+    with pytest.raises(InputError, match=rf"q.tsv:2: relevance {shown} is not one of") as e:
+        reader(p)
+    assert len(str(e.value)) < 300

@@ -70,6 +70,33 @@ def test_xml_readers_fuzz(data):
         only_input_errors(fn, b"<posts><row Id='1' PostTypeId='1' Body='" + data + b"'/></posts>", ".xml")
 
 
+# numbers as they are written, and as they overflow: huge integers (a rank of 20 digits
+# overflowed array('q'), one of 5,000 hit Python's int string-conversion limit), huge
+# exponents (float.fromhex raised OverflowError), signs, hexadecimal, words
+numberish = st.one_of(
+    st.integers(-10**30, 10**30).map(str),
+    st.integers(1, 6000).map(lambda n: "9" * n),
+    st.sampled_from(["0x1p99999", "-0x1p99999", "0x1.8p3", "1e99999", "-1e-99999", "inf",
+                     "nan", "1_000", "\u0663", "2.0", "+7", ".5", "0x", "e5", "-", "Q0", "q0"]),
+    st.from_regex(r"[+-]?(0[xX][0-9a-f]{0,30}\.?[0-9a-f]{0,5}([pP][+-]?[0-9]{1,7})?|"
+                  r"[0-9]{0,40}\.?[0-9]{0,20}([eE][+-]?[0-9]{1,7})?)[a-z]{0,2}", fullmatch=True),
+)
+any_field = st.one_of(ids, numberish)
+# (topic, [iteration,] document, rank, score[, tag]): 4 to 6 fields, numbers where they go
+run_line = st.tuples(ids, st.one_of(st.just([]), any_field.map(lambda f: [f])), any_field,
+                     numberish, numberish, st.one_of(st.just([]), ids.map(lambda f: [f]))
+                     ).map(lambda t: [t[0], *t[1], t[2], t[3], t[4], *t[5]])
+qrels_line = st.tuples(ids, any_field, any_field, numberish).map(list)
+
+
+@pytest.mark.filterwarnings("ignore")
+@given(st.lists(run_line, min_size=1, max_size=4), st.lists(qrels_line, min_size=1, max_size=4),
+       st.sampled_from([" ", "\t"]))
+def test_run_and_qrels_readers_on_numeric_fields(runs, qrels, sep):
+    only_input_errors(read_run, "".join(sep.join(f) + "\n" for f in runs).encode())
+    only_input_errors(read_qrels, "".join(sep.join(f) + "\n" for f in qrels).encode())
+
+
 @given(st.text(max_size=300))
 def test_text_functions_never_raise(text):
     html_to_text(text)

@@ -81,6 +81,60 @@ def test_json_readers_on_wrong_shapes(value):
     only_input_errors(read_answer_records, tmpfile(data + b"\n" + data, "f.jsonl"))
 
 
+# numbers as they are written and as they overflow (a 20-digit rank overflowed
+# array('q'); 5,000 digits hit Python's int string-conversion limit; 0x1p99999 made
+# float.fromhex raise OverflowError)
+numberish = st.one_of(
+    st.integers(-10**30, 10**30).map(str),
+    st.integers(1, 6000).map(lambda n: "9" * n),
+    st.sampled_from(["0x1p99999", "-0x1p99999", "1e99999", "inf", "nan", "1_000", "\u0663",
+                     "2.0", "+7", ".5", "Q0", "q0"]),
+)
+
+
+any_field = st.one_of(ids, numberish)
+# Task 2: topic formula post rank score tag; Task 3: topic rank score tag sources answer;
+# WorldTree TREC: topic Q0 fact rank score tag (some fields moved or missing)
+LAYOUTS = {read_task2_run: (ids, any_field, ids, numberish, numberish, ids),
+           read_task3_run: (ids, numberish, numberish, ids, ids, any_field),
+           read_worldtree_run: (ids, st.sampled_from(["Q0", "q0"]), ids, numberish, numberish,
+                                ids)}
+
+
+@pytest.mark.parametrize("reader", list(LAYOUTS), ids=lambda f: f.__module__.split(".")[-1])
+@given(data=st.data(), sep=st.sampled_from(["\t", " "]))
+def test_run_readers_on_numeric_fields(reader, data, sep):
+    line = st.tuples(*LAYOUTS[reader]).map(list)
+    lines = data.draw(st.lists(line, min_size=1, max_size=4))
+    for fields in lines:  # now and then a field too few
+        if data.draw(st.integers(0, 9)) == 0:
+            fields.pop(data.draw(st.integers(0, len(fields) - 1)))
+    only_input_errors(reader, tmpfile("".join(sep.join(f) + "\n" for f in lines).encode()))
+
+word_problem_fields = st.one_of(json_values.map(json.dumps), numberish.map(json.dumps),
+                                st.just('{"a": [0, 1, 2.0]}'), st.just('["m = a"]'))
+
+
+@given(st.lists(word_problem_fields, min_size=4, max_size=4), st.one_of(numberish, ids))
+def test_word_problem_runs_on_wrong_json_types(fields, score):
+    # a run read without an error holds fields of the types the evaluation uses
+    from mathir.runs.word_problems import COLUMNS
+
+    row = "\t".join(["1", "7", score, *(f.replace("\t", " ") for f in fields), "r"])
+    path = tmpfile(("\t".join(COLUMNS) + "\n" + row + "\n").encode())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            run = read_word_problem_run(path)
+        except InputError as e:
+            assert e.path == str(path) and e.line == 2, str(e)
+            return
+    r = run.iloc[0]
+    assert isinstance(r["solution"], list) and isinstance(r["alignment"], dict)
+    assert all(isinstance(x, list) for x in (r["template"], r["equations"]))
+    assert all(isinstance(x, str) for x in r["template"] + r["equations"])
+
+
 @given(st.text(max_size=60), st.text(max_size=30))
 def test_answer_checking_never_raises(response, gold):
     for check in ("simple", "dolphin"):

@@ -129,3 +129,81 @@ def test_non_utf8_json_dataset_names_line_and_byte(tmp_path):
     p.write_bytes('[\n {"sQuestion": "caf\xe9"}\n]'.encode("latin-1"))
     with pytest.raises(InputError, match=r"draw.json:2: not valid UTF-8 \(byte 0xe9\)"):
         list(iter_derivation_problems(p))
+
+
+def _non_utf8_cases():
+    from mathir.indexing.word_problems import read_split
+    from mathir.runs.arqmath_task2 import read_task2_run
+    from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+    from mathir.runs.word_problems import COLUMNS
+    from mathir.runs.word_problems import read_run as read_word_problem_run
+    from mathir.runs.worldtree import read_run as read_worldtree_run
+    from mathir.topics.arqmath import read_task2_topics, read_topic_formulas, read_topic_metadata
+    from mathir.topics.worldtree import read_questions
+
+    header = "\t".join(COLUMNS).encode()
+    return [
+        ("run tag, 5 columns", read_run, b"A.1 5 1 1.0 r\nA.1 6 2 1.0 r\xff\n", 2),
+        ("topic id, 6 columns", read_run, b"A.1 Q0 5 1 1.0 r\nA.\xe91 Q0 6 2 1.0 r\n", 2),
+        ("qrels docno", read_qrels, b"A.1 0 5 1\nA.1 0 6\xc3 1\n", 2),
+        ("Task 2 formula id", read_task2_run, b"B.1 5 50 1 1.0 r\nB.1 6\xfe 60 2 1.0 r\n", 2),
+        ("Task 3 run tag", read_task3_run, b"A.1\t1\t1.0\tr\xe9\t-\tyes\n", 1),
+        ("Task 3 assignments", read_assignments, b"r A.1 d_1\nr\xe9 A.2 d_2\n", 2),
+        ("WorldTree prediction", read_worldtree_run, b"Q1\ta\nQ1\tb\xe9\n", 2),
+        ("WorldTree TREC run", read_worldtree_run, b"Q1 Q0 a 1 1.0 r\nQ\xe91 Q0 b 2 1.0 r\n", 2),
+        ("word-problem run", read_word_problem_run,
+         header + b"\n9\xe9\t7\t1.0\t[]\t[]\t{}\t[]\tr\n", 2),
+        ("topic formulas", read_topic_formulas,
+         b"id\ttopic_id\tthread_id\ttype\tformula\n1\tA.1\xe9\t2\tlatex\tx\n", 2),
+        ("topic metadata", read_topic_metadata,
+         b"Topic,Category,Difficulty,Dependency\nA.1\xe9,Proof,Low,Both\n", 2),
+        ("WorldTree questions", read_questions,
+         b"questionID\tAnswerKey\tQuestion\nQ\xe9\tA\tx (A) a (B) b\n", 2),
+        ("word-problem split", read_split, b"9101\n91\xe902\n", 2),
+        ("Task 1 topic id", read_task1_topics,
+         b"<Topics>\n<Topic number='A.1\xe9'><Title>t</Title></Topic>\n</Topics>", 2),
+        ("Task 2 formula id", read_task2_topics,
+         b"<Topics>\n<Topic number='B.1'>\n<Formula_Id>q\xe9</Formula_Id><Latex>x</Latex>"
+         b"</Topic></Topics>", 3),
+    ]
+
+
+@pytest.mark.parametrize("case", _non_utf8_cases(), ids=lambda c: c[0])
+def test_a_non_utf8_id_in_any_run_qrels_or_topics_file_names_the_line(tmp_path, case):
+    _, reader, data, line = case
+    p = tmp_path / "f.txt"
+    p.write_bytes(data)
+    with pytest.raises(InputError) as e:
+        reader(p)
+    assert e.value.path == str(p) and e.value.line == line, str(e.value)
+    assert "UTF-8" in str(e.value) or "encoding" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_non_utf8_run_tag_is_one_cli_error_line(tmp_path):
+    from mathir.samples import arqmath_sample
+
+    run = tmp_path / "run.tsv"
+    run.write_bytes(b"A.1\t1002\t1\t1.0\tr\xe9\n")
+    proc = subprocess.run([sys.executable, "-m", "mathir.cli", "evaluate", "arqmath-task1",
+                           "--qrels", str(arqmath_sample().task1_qrels), str(run)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: {run}:1: not valid UTF-8 (byte 0xe9 at column 17)"
+
+
+@pytest.mark.parametrize("field", ["score", "rank"])
+def test_a_long_number_is_read_in_linear_time(tmp_path, field):
+    # the score pattern took 49 s on 40,000 digits and an 'x' (quadratic backtracking);
+    # the 4 MiB a line may hold would have taken days
+    import time
+
+    digits = "0" * 400_000 + "1x"
+    p = tmp_path / "r.tsv"
+    p.write_text(f"A.1 Q0 5 1 {digits} r\n" if field == "score" else f"A.1 Q0 5 {digits} 1.0 r\n")
+    start = time.perf_counter()
+    with pytest.warns(UserWarning, match=rf"r.tsv:1: {field} '0+…' \(400,002 characters\) "
+                                         "is not a.* read as 1"):
+        run = read_run(p)
+    assert time.perf_counter() - start < 10
+    assert run[field].tolist() == [1]

@@ -1,3 +1,5 @@
+import json
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -59,11 +61,107 @@ def test_scores_are_read_as_trec_eval_reads_them_with_a_warning(tmp_path, text, 
     assert dict(zip(run.docno, run.score, strict=True))["5"] == score
 
 
-def test_a_rank_that_is_not_an_integer_is_noted(tmp_path):
+def test_a_rank_that_is_not_an_integer_is_noted_in_a_trec_line(tmp_path):
+    # trec_eval never reads the rank of a 6-column line: read with atol, with a warning
     p = tmp_path / "r.tsv"
-    p.write_text("A.1 4 1 2.0 r\nA.1 5 one 1.0 r\n")
+    p.write_text("A.1 Q0 4 1 2.0 r\nA.1 Q0 5 one 1.0 r\n")
     with pytest.warns(UserWarning, match=r"r.tsv:2: rank 'one' is not an integer"):
         assert read_run(p).docno.tolist() == ["4", "5"]
+
+
+@pytest.mark.parametrize("line,msg", [
+    # a TREC line without its run tag, read as 'topic post_id rank score run', used to
+    # score 0.0000 everywhere (rank 'd3' read as 0 with a warning); trec_eval refuses it
+    ("A.1 0 d3 1 9.5", "rank 'd3' is not an integer in ASCII digits"),
+    ("A.1 q0 d3 1 9.5", "5 columns with q0 second"),
+    ("A.1 q0 5 1 9.5", "5 columns with q0 second"),
+    ("A.1 Q0 5 1 9.5", "5 columns with Q0 second"),
+    ("A.1 0 1002 1 9.5", "5 columns with post id 0 and a number as run tag"),
+    ("A.1 5 one 1.0 r", "rank 'one' is not an integer in ASCII digits"),
+    ("A.1 5 2.0 1.0 r", "rank '2.0' is not an integer in ASCII digits"),
+])
+def test_a_five_column_line_must_have_an_integer_rank(tmp_path, line, msg):
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 4 1 2.0 r\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=f"r.tsv:2: {msg}") as e:  # noqa: B907
+        read_run(p)
+    assert "TREC line without its run tag" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_run_tag_that_is_a_number_is_fine_beside_a_real_post_id(tmp_path):
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 1002 1 2.0 7\nA.1 0 2 1.0 r0\n")  # post id 0 exists in real runs
+    assert read_run(p).docno.tolist() == ["1002", "0"]
+
+
+@pytest.mark.parametrize("score", ["0x1p99999", "-0x1p99999", "0X1.8P+2000", "1e99999",
+                                   "-1e99999", "0x1p99999abc"])
+@pytest.mark.parametrize("trec", [False, True])
+def test_a_score_that_overflows_is_refused_as_not_finite(tmp_path, score, trec):
+    # trec_eval's atof reads +/-inf (C's strtod saturates); float.fromhex raised
+    # OverflowError (a traceback) for the hexadecimal ones
+    p = tmp_path / "r.tsv"
+    p.write_text("A.1 Q0 4 1 2.0 r\nA.1 Q0 5 2 " + score + " r\n" if trec
+                 else "A.1 4 1 2.0 r\nA.1 5 2 " + score + " r\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InputError, match="r.tsv:2: score is not finite: "
+                                             + re.escape(repr(score))):
+            read_run(p)
+
+
+@pytest.mark.parametrize("rank,value", [
+    ("99999999999999999999", 2**63 - 1), ("-99999999999999999999", -2**63),
+    ("9" * 5000, 2**63 - 1), ("0" * 5000 + "7", 7), ("9223372036854775807", 2**63 - 1),
+])
+@pytest.mark.parametrize("trec", [False, True])
+def test_huge_ranks_are_read_as_c_atol_reads_them(tmp_path, rank, value, trec):
+    # glibc's atol (strtol) saturates at LONG_MAX / LONG_MIN; trec_eval never reads the
+    # rank. A 20-digit rank overflowed array('q') (OverflowError), a 5,000-digit one
+    # hit Python's int string-conversion limit (ValueError)
+    p = tmp_path / "r.tsv"
+    p.write_text(f"A.1 Q0 5 {rank} 1.0 r\nA.1 Q0 6 1 2.0 r\n" if trec
+                 else f"A.1 5 {rank} 1.0 r\nA.1 6 1 2.0 r\n")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        run = read_run(p)
+    assert dict(zip(run.docno, run["rank"], strict=True))["5"] == value
+    assert run.docno.tolist() == ["6", "5"]  # by score
+    noted = [str(x.message) for x in w if "rank" in str(x.message)]
+    if abs(value) == 2**63 - 1 and rank != "9223372036854775807" or value == -2**63:
+        assert len(noted) == 1 and noted[0].startswith(f"{p}:1: rank '")
+        assert "beyond a 64-bit integer" in noted[0] and len(noted[0]) < 400
+    else:
+        assert not noted
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("A.1 q0 5 1 9.5", "5 columns with q0 second"),
+    ("A.1 0 d3 1 9.5", "rank 'd3' is not an integer in ASCII digits"),
+    ("A.1 Q0 5 1 0x1p99999 r", "score is not finite: '0x1p99999'"),
+])
+def test_the_cli_prints_one_error_line(tmp_path, capsys, sample, line, msg):
+    from mathir.cli import main
+
+    run = tmp_path / "run.tsv"
+    run.write_text(line + "\n")
+    assert main(["evaluate", "arqmath-task1", "--qrels", str(sample.task1_qrels),
+                 str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {run}:1: {msg}")
+
+
+@pytest.mark.parametrize("rank", ["99999999999999999999", "9" * 5000])
+def test_the_cli_scores_a_run_with_a_huge_rank(tmp_path, capsys, sample, rank):
+    from mathir.cli import main
+
+    run = tmp_path / "run.tsv"
+    run.write_text(f"A.1 Q0 1002 {rank} 1.0 r\n")
+    with pytest.warns(UserWarning, match=r"run.tsv:1: rank .* is beyond a 64-bit integer"):
+        assert main(["evaluate", "arqmath-task1", "--qrels", str(sample.task1_qrels),
+                     "--format", "json", str(run)]) == 0
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and json.loads(out.out)["run"]["P'@10"] == 0.01
 
 
 def test_trec_run_without_its_tag_is_refused_not_scored_zero(tmp_path):

@@ -68,3 +68,26 @@ def test_crlf_and_spaces(tmp_path):
     p = tmp_path / "r.tsv"
     p.write_bytes(b"B.1 5 50 1 0.5 r\r\nB.1 6 60 2 0.25 r\r\n")
     assert read_task2_run(p).docno.tolist() == ["5", "6"]
+
+
+@pytest.mark.parametrize(("line", "msg"), [
+    ("B.1\tq0\t5\t1\t1.0\tr", "q0"),  # a TREC line: formula id 'q0', post id '5'
+    ("B.1\t5\t50\t1\t0x1p99999\tr", "score is not finite: '0x1p99999'"),
+    ("B.1\t5\t50\t1\t-1e99999\tr", "score is not finite: '-1e99999'"),
+])
+def test_lowercase_q0_and_overflowing_scores_are_refused(tmp_path, line, msg):
+    p = tmp_path / "r.tsv"
+    p.write_text("B.1\t4\t40\t1\t2.0\tr\n" + line + "\n")
+    with pytest.raises(InputError, match=":2: .*" + msg):
+        read_task2_run(p)
+
+
+@pytest.mark.parametrize("rank", ["99999999999999999999", "9" * 5000])
+def test_a_huge_rank_is_read_as_c_atol_reads_it(tmp_path, rank):
+    # it overflowed array('q') (20 digits) or Python's int conversion limit (5,000)
+    p = tmp_path / "r.tsv"
+    p.write_text(f"B.1\t4\t40\t{rank}\t2.0\tr\nB.1\t5\t50\t1\t1.0\tr\n")
+    with pytest.warns(UserWarning, match=r":1: rank '9+('|…' \(5,000 characters\)) is beyond "
+                                         "a 64-bit integer: read as 9223372036854775807"):
+        run = read_task2_run(p)
+    assert run["rank"].tolist() == [2**63 - 1, 1]

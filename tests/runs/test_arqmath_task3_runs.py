@@ -51,6 +51,13 @@ def test_length_is_counted_in_unicode_characters(tmp_path):
     ("A.1\t1\t1\tr\t-\tyes\nA.1\t1\t1\tr\t-\tno\n", r":2: a second answer for topic A.1 \(first on line 1\)"),
     ("A.1\t1\t1\tr\t-\t  \n", ":1: empty answer"),
     ("A.1\tx\t1\tr\t-\tyes\n", ":1: rank is not an integer"),
+    # a traceback before: int() refuses more than 4,300 digits (ValueError)
+    ("A.1\t" + "9" * 5000 + "\t1\tr\t-\tyes\n",
+     r":1: rank '9+…' \(5,000 characters\) is beyond a 64-bit integer"),
+    ("A.1\t99999999999999999999\t1\tr\t-\tyes\n",
+     ":1: rank '99999999999999999999' is beyond a 64-bit integer"),
+    ("A.1\t1\t0x1p99999\tr\t-\tyes\n", ":1: score is not a number in ASCII digits"),
+    ("A.1\t1\t1e99999\tr\t-\tyes\n", ":1: score is not finite: '1e99999'"),
     ("A.1\t1\tnan\tr\t-\tyes\n", ":1: score is not a number in ASCII digits: 'nan'"),
     ("A.1\t1\t1\tr\tyes\n", ":1: expected 6 columns, found 5"),
     ("A.9\t1\t1\tr\t-\tyes\n", ":1: topic 'A.9' is not in the topics"),

@@ -48,6 +48,13 @@ def test_repeated_fact_keeps_first_case_insensitive(tmp_path):
     ("Q1\ta\nQ1\tQ0\tb\t1\t1.0\tr\n", r"p.txt:2: expected 2 columns, found 6"),
     ("Q1\tQ0\tb\t1\tnan\tr\n", "score is not finite"),
     ("Q1\tX\tb\t1\t1.0\tr\n", "Q0"),
+    # an OverflowError traceback before (array('q')); WorldTree runs are not read by
+    # trec_eval, and this reader refuses a rank it cannot read
+    ("Q1\tQ0\tb\t99999999999999999999\t1.0\tr\n",
+     "p.txt:1: rank '99999999999999999999' is beyond a 64-bit integer"),
+    ("Q1\tQ0\tb\t" + "9" * 5000 + "\t1.0\tr\n", r"p.txt:1: rank '9+…' \(5,000 characters\)"),
+    ("Q1\tQ0\tb\t\u0663\t1.0\tr\n", "p.txt:1: rank is not an integer in ASCII digits"),
+    ("Q1\tQ0\tb\t1\t1e99999\tr\n", "p.txt:1: score is not finite"),
 ])
 def test_bad_runs(tmp_path, text, msg):
     p = tmp_path / "p.txt"
