@@ -9,8 +9,15 @@ fragment (inline CSS and JS, no network) that the experiment report appends:
 * one topic at a time, the runs side by side: rank, score, the judgment as a badge, a
   snippet with its formulas rendered, and where the same document sits in the other
   runs (DiffIR's "moved" marks); judged relevant documents a run missed under it;
-* formulas as MathML (:class:`MathRenderer`, latex2mathml; browsers render MathML Core
-  natively); a formula latex2mathml cannot convert is shown as its LaTeX source.
+* formulas as MathML (:class:`~mathir.evaluation.mathml.MathRenderer`, latex2mathml;
+  browsers render MathML Core natively); a formula latex2mathml cannot convert is shown
+  as its LaTeX source.
+
+The page is safe with any ids and formulas: topic ids are percent-encoded in links (and
+decoded once, a malformed escape left as it is); ids and run names are isolated from the
+text around them, their bidi controls written out (``<U+202E>``); formulas are escaped,
+their lengths and sizes bounded, and huge or deeply nested ones shown as (shortened)
+source, by :mod:`mathir.evaluation.mathml`.
 
 The DOM contract (the tests and your scripts may rely on it): each topic is a
 ``<section class="topic" data-qid=...>``; each listed result an ``<li class="hit">``
@@ -35,183 +42,9 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from urllib.parse import quote
 
-#: ``$$display$$`` and ``$inline$`` formulas, as the collection readers keep them.
-MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
-
-# MathML Core elements (and the few MathML 3 ones latex2mathml writes); anything else in
-# latex2mathml's output (e.g. HTML that \text{...} let through) is dropped, its text kept.
-_MATHML_TAGS = frozenset(
-    "math mrow mi mn mo ms mtext mspace msup msub msubsup mfrac msqrt mroot mstyle merror "
-    "mpadded mphantom menclose munder mover munderover mtable mtr mtd mlabeledtr "
-    "mmultiscripts mprescripts none semantics annotation maligngroup malignmark".split())
-_MATHML_ATTRIBUTES = frozenset(
-    "display mathvariant stretchy fence form separator accent accentunder lspace rspace "
-    "width height depth linethickness columnalign rowalign columnspacing rowspacing "
-    "columnlines rowlines frame notation movablelimits largeop symmetric minsize maxsize "
-    "scriptlevel displaystyle mathsize mathcolor mathbackground open close".split())
-_UNKNOWN_COMMAND = re.compile(r"<mi>\\[A-Za-z]+</mi>")
-
-
-# Elements whose children form one row anyway (an "inferred mrow"): an mrow among them
-# adds nothing. An mrow of one element is that element, anywhere.
-_ROW_PARENTS = frozenset("math mrow mtd msqrt mstyle mpadded mphantom menclose merror".split())
-
-
-def _local(tag: str) -> str:
-    return tag.rpartition("}")[2]
-
-
-def _text(value: str | None) -> str:
-    # latex2mathml leaves character references (&#x0003C;) and raw characters in its texts
-    return html.escape(html.unescape(value or ""), quote=False)
-
-
-def _plain_row(elem) -> bool:
-    return _local(elem.tag) == "mrow" and not elem.attrib and not (elem.text or "").strip() \
-        and not (elem.tail or "").strip()
-
-
-def _children(elem) -> list:
-    """``elem``'s children, with the ``<mrow>`` wrappers that change nothing spliced out
-    (a third of latex2mathml's bytes)."""
-    out = []
-    row_parent = _local(elem.tag) in _ROW_PARENTS
-    for child in elem:
-        if _plain_row(child) and row_parent:
-            out.extend(_children(child))
-        elif _plain_row(child) and len(child) == 1:
-            out.extend(_children(child) if _plain_row(child[0]) else [child[0]])
-        else:
-            out.append(child)
-    return out
-
-
-def _serialize(elem) -> str:
-    """MathML markup of a latex2mathml element: MathML elements and attributes only
-    (anything else, e.g. HTML that ``\\text{}`` let through, becomes its text), every text
-    escaped."""
-    tag = _local(elem.tag)
-    if tag not in _MATHML_TAGS:
-        return _text("".join(elem.itertext())) + _text(elem.tail)
-    attrs = "".join(f' {k}="{html.escape(html.unescape(str(v)))}"' for k, v in elem.attrib.items()
-                    if k in _MATHML_ATTRIBUTES and not (tag == "math" and k == "display"
-                                                         and v == "inline"))
-    inner = _text(elem.text) + "".join(_serialize(c) for c in _children(elem))
-    return f"<{tag}{attrs}>{inner}</{tag}>" + _text(elem.tail)
-
-
-@lru_cache(maxsize=65536)
-def latex_to_mathml(latex: str, display: bool = False) -> str | None:
-    """``<math>`` markup of a LaTeX formula, or None when latex2mathml cannot convert it.
-
-    The output holds MathML elements and attributes only, every text escaped (HTML in a
-    ``\\text{}`` stays text), so a formula cannot inject markup into the page.
-
-    >>> latex_to_mathml("x^2")
-    '<math><msup><mi>x</mi><mn>2</mn></msup></math>'
-    >>> latex_to_mathml(r"\\text{<b>bold</b>}")
-    '<math><mtext>&lt;b&gt;bold&lt;/b&gt;</mtext></math>'
-    >>> latex_to_mathml(r"\\frac{1}{") is None
-    True
-    """
-    import latex2mathml.converter
-
-    try:
-        root = latex2mathml.converter.convert_to_element(
-            latex, display="block" if display else "inline")
-    except Exception:  # latex2mathml raises many exception types on malformed input
-        return None
-    root.tag = "math"
-    return _serialize(root)
-
-
-@dataclass
-class MathStats:
-    """How many formulas were rendered, and which ones latex2mathml could not convert."""
-
-    formulas: int = 0
-    unconverted: list[str] = field(default_factory=list)
-    #: rendered, but with a LaTeX command latex2mathml does not know shown as text
-    unknown_commands: int = 0
-
-
-class MathRenderer:
-    """Turns LaTeX and text with ``$...$`` formulas into HTML with ``<math>`` elements,
-    counting per kind (``"topic"``, ``"result"``) what it could not convert.
-
-    >>> r = MathRenderer()
-    >>> r.text("Is $x^2$ even?", kind="topic")
-    'Is <math><msup><mi>x</mi><mn>2</mn></msup></math> even?'
-    >>> r.formula(r"\\frac{1}{", kind="topic")
-    '<code class="tex" title="latex2mathml could not convert this formula">$\\\\frac{1}{$</code>'
-    >>> r.stats["topic"].formulas, r.stats["topic"].unconverted
-    (2, ['\\\\frac{1}{'])
-    """
-
-    def __init__(self) -> None:
-        self.stats: dict[str, MathStats] = {}
-
-    def formula(self, latex: str, display: bool = False, kind: str = "result",
-                css: str = "", title: str = "") -> str:
-        """One formula as ``<math>`` (or ``<code class="tex">`` with its source)."""
-        stats = self.stats.setdefault(kind, MathStats())
-        stats.formulas += 1
-        markup = latex_to_mathml(latex.strip(), display)
-        if markup is None:
-            stats.unconverted.append(latex)
-            tip = "latex2mathml could not convert this formula" + (f"; {title}" if title else "")
-            cls = " ".join(["tex", css]).strip()
-            d = "$$" if display else "$"
-            return (f'<code class="{cls}" title="{html.escape(tip)}">'
-                    f"{html.escape(d + latex + d)}</code>")
-        if _UNKNOWN_COMMAND.search(markup):
-            stats.unknown_commands += 1
-        attrs = (f' class="{html.escape(css)}"' if css else "") + \
-            (f' title="{html.escape(title)}"' if title else "")
-        return "<math" + attrs + markup[len("<math"):] if attrs else markup
-
-    def text(self, text: str, limit: int | None = None, kind: str = "result",
-             mark: Callable[[str], tuple[str, str] | None] | None = None) -> str:
-        """HTML of a text whose ``$...$`` / ``$$...$$`` formulas are rendered.
-
-        ``limit``: cut after about that many characters (never inside a formula) and end
-        with an ellipsis. ``mark(latex)`` -> ``(css class, tooltip)`` highlights formulas.
-        """
-        out: list[str] = []
-        used = 0
-        pos = 0
-        for m in MATH.finditer(text):
-            piece = text[pos:m.start()]
-            if limit is not None and used + len(piece) > limit:
-                out.append(html.escape(_cut(piece, limit - used)) + "…")
-                return "".join(out)
-            out.append(html.escape(piece))
-            used += len(piece)
-            latex = m.group(1) if m.group(1) is not None else m.group(2)
-            if limit is not None and used >= limit:
-                out.append("…")
-                return "".join(out)
-            css, title = (mark(latex) if mark else None) or ("", "")
-            out.append(self.formula(latex, display=m.group(1) is not None, kind=kind,
-                                    css=css, title=title))
-            used += len(latex) // 3 + 1  # a formula takes less room than its source
-            pos = m.end()
-        rest = text[pos:]
-        if limit is not None and used + len(rest) > limit:
-            return "".join(out) + html.escape(_cut(rest, max(limit - used, 0))) + "…"
-        return "".join(out) + html.escape(rest)
-
-
-def _cut(text: str, n: int) -> str:
-    """``text`` cut to at most ``n`` characters, at a space when there is one near."""
-    if len(text) <= n:
-        return text
-    head = text[:n]
-    space = head.rfind(" ")
-    return head[:space] if space > n * 0.6 else head
-
+from mathir.evaluation.report import name_html, valid_text, visible_controls
 
 # --- the model ------------------------------------------------------------------------------
 
@@ -332,7 +165,8 @@ body.explorer-wide{max-width:none;margin:2em 2em}
 #explorer .fbig{font-size:1.25em}#explorer .qformula{font-size:1.3em}
 #explorer math.match,#explorer code.match{background:#ffec99;outline:1px solid #f08c00;border-radius:2px}
 #explorer math.exact,#explorer code.exact{background:#b2f2bb;outline:1px solid #2b8a3e}
-#explorer code.tex{background:#fff5f5;color:#862e9c;font-size:.9em}
+#explorer code.tex{background:#fff5f5;color:#862e9c;font-size:.9em;overflow-wrap:anywhere}
+#explorer math,#explorer code.tex,#explorer bdi{unicode-bidi:isolate}
 #explorer table.scores td,#explorer table.scores th{padding:.1em .5em;font-size:.85em}
 #explorer p.note{font-size:.85em;color:#6c757d}
 body.ex-focus>*:not(#explorer),body.ex-focus #explorer>*:not(section):not(.controls){display:none}
@@ -360,7 +194,10 @@ function show(qid){var found=null;
  ex.querySelectorAll('table.topics tr[data-qid]').forEach(function(tr){
   tr.classList.toggle('cur',tr.dataset.qid===qid);});
  return found;}
-function fromHash(scroll){var h=decodeURIComponent(location.hash.slice(1));
+// ids are percent-encoded in links: decoded once; a malformed escape (a '%' typed into
+// the address) is left as it is
+function dec(s){try{return decodeURIComponent(s);}catch(e){return s;}}
+function fromHash(scroll){var h=dec(location.hash.slice(1));
  var focus=h.indexOf('only-')===0;document.body.classList.toggle('ex-focus',focus);
  if(focus){h=h.slice(5);scroll=false;}
  var qid=h.indexOf('q-')===0?h.slice(2):null;
@@ -397,6 +234,26 @@ def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _name(value: object) -> str:
+    """An id or a run name as shown: isolated, bidi controls written out."""
+    return name_html(value)
+
+
+def _tip(value: object) -> str:
+    """An id or a run name in an attribute (a tooltip): bidi controls written out."""
+    return _esc(visible_controls(value))
+
+
+def _href(qid: str) -> str:
+    """The link to a topic: its id percent-encoded (``%`` too), so that the fragment
+    decodes to the id and only to it.
+
+    >>> _href("A.1"), _href("A%2E1"), _href("50%")
+    ('#q-A.1', '#q-A%252E1', '#q-50%25')
+    """
+    return _esc("#q-" + quote(valid_text(qid), safe=""))
+
+
 def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
@@ -421,15 +278,15 @@ def _bars(ex: Explorer, run: str, ordered: Sequence[TopicView]) -> str:
     top = max([abs(d) for _, d in deltas] + [1e-9])
     mid = height / 2
     parts = [f'<svg class="bars" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-             f'role="img" aria-label="{_esc(run)} minus {_esc(ex.baseline)} per topic">',
+             f'role="img" aria-label="{_tip(run)} minus {_tip(ex.baseline)} per topic">',
              f'<line x1="0" x2="{width}" y1="{mid}" y2="{mid}" stroke="#000" stroke-width="0.5"/>']
     for i, (qid, d) in enumerate(deltas):
         h = abs(d) / top * (mid - 4)
         y = mid - h if d > 0 else mid
         color = "#2b8a3e" if d > 0 else "#c92a2a" if d < 0 else "#868e96"
-        parts.append(f'<a href="#q-{_esc(qid)}" data-qid="{_esc(qid)}"><rect x="{i * bw:.1f}" '
+        parts.append(f'<a href="{_href(qid)}" data-qid="{_esc(qid)}"><rect x="{i * bw:.1f}" '
                      f'y="{y:.1f}" width="{max(bw - 1, 1):.1f}" height="{max(h, 1):.1f}" '
-                     f'fill="{color}"><title>{_esc(qid)}: {d:+.4f}</title></rect></a>')
+                     f'fill="{color}"><title>{_tip(qid)}: {d:+.4f}</title></rect></a>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -437,11 +294,11 @@ def _bars(ex: Explorer, run: str, ordered: Sequence[TopicView]) -> str:
 def _topic_list(ex: Explorer, ordered: Sequence[TopicView]) -> str:
     others = [r for r in ex.others() if r != ex.baseline]
     head = ['<th data-sort="s">topic</th>', '<th data-sort="s">query</th>']
-    head += [f'<th data-sort="n">{_esc(r)}</th>' for r in ex.runs]
-    head += [f'<th data-sort="n">Δ {_esc(r)}</th>' for r in others]
+    head += [f'<th data-sort="n">{_name(r)}</th>' for r in ex.runs]
+    head += [f'<th data-sort="n">Δ {_name(r)}</th>' for r in others]
     rows = []
     for t in ordered:
-        cells = [f'<td data-v="{_esc(t.qid)}"><a href="#q-{_esc(t.qid)}">{_esc(t.qid)}</a></td>',
+        cells = [f'<td data-v="{_esc(t.qid)}"><a href="{_href(t.qid)}">{_name(t.qid)}</a></td>',
                  f'<td class="q" data-v="{_esc(_plain(t.summary))}">{t.summary}</td>']
         for r in ex.runs:
             v = t.scores.get(r, {}).get(ex.primary)
@@ -461,15 +318,15 @@ def _moved(topic: TopicView, run: str, hit: Hit, runs: Sequence[str]) -> str:
             continue
         r = topic.ranks.get(other, {}).get(hit.docno)
         if r is None:
-            marks.append(f'<span class="mv new" title="{_esc(other)} did not retrieve it">'
-                         f"not in {_esc(other)}</span>")
+            marks.append(f'<span class="mv new" title="{_tip(other)} did not retrieve it">'
+                         f"not in {_name(other)}</span>")
         elif r != hit.rank:
             arrow = "▲" if r > hit.rank else "▼"  # ▲: this run ranks it higher
-            marks.append(f'<span class="mv" title="{_esc(other)} ranks it {r}">'
-                         f"{arrow} {_esc(other)} #{r}</span>")
+            marks.append(f'<span class="mv" title="{_tip(other)} ranks it {r}">'
+                         f"{arrow} {_name(other)} #{r}</span>")
         else:
-            marks.append(f'<span class="mv" title="{_esc(other)} ranks it {r} too">'
-                         f"= {_esc(other)}</span>")
+            marks.append(f'<span class="mv" title="{_tip(other)} ranks it {r} too">'
+                         f"= {_name(other)}</span>")
     return "".join(marks)
 
 
@@ -492,7 +349,7 @@ def _column(ex: Explorer, topic: TopicView, run: str) -> str:
         items.append(
             f'<li class="hit" data-docno="{_esc(h.docno)}" data-rank="{h.rank}" '
             f'data-label="{_esc(h.label)}"><div class="meta"><span class="rank">{h.rank}</span>'
-            f"{_badge(h.badge)}<b>{_esc(h.docno)}</b> · {h.score:.4g}</div>"
+            f"{_badge(h.badge)}<b>{_name(h.docno)}</b> · {h.score:.4g}</div>"
             f'<div class="moves">{_moved(topic, run, h, ex.runs)}</div>'
             + (f'<div class="meta">{h.about}</div>' if h.about else "")
             + _snip(topic, h.docno) + "</li>")
@@ -505,13 +362,13 @@ def _column(ex: Explorer, topic: TopicView, run: str) -> str:
         missed.append(
             f'<li class="missed" data-docno="{_esc(j.docno)}" data-label="{_esc(j.label)}" '
             f'data-run-rank="{"" if r is None else r}"{hidden}>{_badge(j.badge)}'
-            f'<b>{_esc(j.docno)}</b> <span class="meta">{where}</span>'
+            f'<b>{_name(j.docno)}</b> <span class="meta">{where}</span>'
             + _snip(topic, j.docno) + "</li>")
     shown = sum(1 for j in topic.judged
                 if ranks.get(j.docno) is None or ranks[j.docno] > ex.depth)
     line = f"{_esc(ex.primary)} {_fmt(topic.scores.get(run, {}).get(ex.primary))}" \
         if ex.primary else ""
-    return (f'<div class="col" data-run="{_esc(run)}"><h3>{_esc(run)}'
+    return (f'<div class="col" data-run="{_esc(run)}"><h3>{_name(run)}'
             f'{" (baseline)" if run == ex.baseline else ""}</h3><div class="meta">{line}</div>'
             f'<ol class="hits">{"".join(items)}</ol>'
             + (f'<h4 class="meta">judged relevant, not in the top k: '
@@ -526,12 +383,12 @@ def _topic_section(ex: Explorer, topic: TopicView) -> str:
     for r in ex.runs:
         s = topic.scores.get(r, {})
         cells = "".join(f"<td>{_fmt(s.get(m))}</td>" for m in ex.measures)
-        rows.append(f"<tr><td>{_esc(r)}</td>{cells}</tr>")
+        rows.append(f"<tr><td>{_name(r)}</td>{cells}</tr>")
     cols = "".join(_column(ex, topic, r) for r in ex.runs)
     docs = "".join(f'<div data-doc="{_esc(d)}">{markup}</div>'
                    for d, markup in topic.snippets.items())
     return (f'<section class="topic" id="q-{_esc(topic.qid)}" data-qid="{_esc(topic.qid)}">'
-            f"<h3>Topic {_esc(topic.qid)}</h3>"
+            f"<h3>Topic {_name(topic.qid)}</h3>"
             f'<div class="query">{topic.query_html}</div>'
             f'<table class="scores"><thead><tr><th>run</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>'
@@ -554,18 +411,18 @@ def explorer_html(ex: Explorer) -> str:
     options = "".join(f'<option value="{k}"{" selected" if k == default else ""}>{k}</option>'
                       for k in ks)
     others = [r for r in ex.others() if r != ex.baseline]
-    bars = "".join(f'<div><b>{_esc(r)}</b> minus <b>{_esc(ex.baseline)}</b> on '
+    bars = "".join(f'<div><b>{_name(r)}</b> minus <b>{_name(ex.baseline)}</b> on '
                    f'{_esc(ex.primary)}, per topic (click a bar)</div>{_bars(ex, r, ordered)}'
                    for r in others)
     notes = "".join(f'<p class="note">{_esc(n)}</p>' for n in ex.notes)
     data = json.dumps({"runs": ex.runs, "baseline": ex.baseline, "primary": ex.primary,
                        "depth": ex.depth})
-    return "\n".join([
+    return valid_text("\n".join([
         f"<style>{_CSS}</style>",
         f'<div id="explorer" data-runs="{_esc(data)}">',
         "<h2>Topics</h2>",
         f'<p class="note">Sorted by {_esc(ex.primary)} difference to the baseline '
-        f'({_esc(ex.baseline)}); click a column to sort, a topic to open it. {_esc(ex.legend)}</p>',
+        f'({_name(ex.baseline)}); click a column to sort, a topic to open it. {_esc(ex.legend)}</p>',
         notes, bars, _topic_list(ex, ordered),
         f'<div class="controls">top <select id="ex-k">{options}</select> results per run · '
         '<label><input type="checkbox" id="ex-all"> all topics</label> · hover a result to '
@@ -575,7 +432,7 @@ def explorer_html(ex: Explorer) -> str:
         f"<script>{_JS}</script>",
         # without scripts, the snippets are shown once per topic, below the runs
         "<noscript><style>#explorer .docs{display:block!important}</style></noscript>",
-    ])
+    ]))
 
 
 def label_badges(names: Mapping[str, str], titles: Mapping[str, str] | None = None,
@@ -600,5 +457,5 @@ def label_badges(names: Mapping[str, str], titles: Mapping[str, str] | None = No
     return badge
 
 
-__all__ = ["MATH", "Badge", "Explorer", "Hit", "Judged", "MathRenderer", "MathStats",
-           "TopicView", "explorer_html", "label_badges", "latex_to_mathml"]
+__all__ = ["Badge", "Explorer", "Hit", "Judged", "TopicView", "explorer_html",
+           "label_badges"]

@@ -2,6 +2,10 @@
 
 Plots are drawn with matplotlib (Agg backend) and embedded as base64 PNG images, so the
 single HTML file opens in any browser without a server or network.
+
+Run names, topic ids and group names are drawn as given: no mathtext (``$`` is a dollar
+sign), no LaTeX, bidi controls written out. On the page they are isolated from the text
+around them (:func:`name_html`).
 """
 
 from __future__ import annotations
@@ -9,13 +13,57 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from mathir.storage import atomic_file
+
+#: Bidi embeddings, overrides, isolates and marks (U+202A-U+202E, U+2066-U+2069, U+200E,
+#: U+200F, U+061C): in an id or a name they reorder what is shown, so that one docno or
+#: run reads as another.
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def visible_controls(text: object) -> str:
+    """``text`` with its bidi controls written out and lone surrogates (which UTF-8 cannot
+    write) as U+FFFD: the text of an id or name to show, in a tooltip or a chart.
+
+    >>> visible_controls("bm25\\u202egnp.exe")
+    'bm25<U+202E>gnp.exe'
+    """
+    return BIDI_CONTROLS.sub(lambda m: f"<U+{ord(m.group()):04X}>",
+                             _SURROGATE.sub("\ufffd", str(text)))
+
+
+def name_html(text: object) -> str:
+    """HTML of an id or a name (topic id, docno, run): escaped, its bidi controls written
+    out, and isolated left-to-right from the text around it.
+
+    >>> name_html("A.1\\u202e<b>")
+    '<bdi dir="ltr">A.1&lt;U+202E&gt;&lt;b&gt;</bdi>'
+    """
+    return f'<bdi dir="ltr">{html.escape(visible_controls(text), quote=False)}</bdi>'
+
+
+def valid_text(page: str) -> str:
+    """``page`` with lone surrogates as U+FFFD (so that it can be written as UTF-8)."""
+    return _SURROGATE.sub("\ufffd", page)
+
+
+@contextmanager
+def _plain_text() -> Iterator[None]:
+    """matplotlib draws each text as given while a figure is built and saved: ``$``
+    starts no mathtext, and no LaTeX runs, whatever the user's matplotlibrc says."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.usetex": False, "text.parse_math": False}):
+        yield
 
 
 def _png(fig) -> bytes:
@@ -38,6 +86,13 @@ def _pyplot():
 
 #: Topic ids labelled under a per-topic chart at most (more: every k-th topic).
 MAX_TOPIC_LABELS = 80
+#: Characters of a topic id shown under a bar (longer ids are cut, ending with "…").
+MAX_LABEL_CHARS = 24
+
+
+def _tick_label(qid: object) -> str:
+    text = visible_controls(qid)
+    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "…"
 
 
 def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baseline: str) -> bytes:
@@ -45,32 +100,39 @@ def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baselin
 
     Bars are sorted from largest gain to largest loss, one panel per system, each bar
     labelled with its topic id (every k-th topic when there are more than
-    :data:`MAX_TOPIC_LABELS`, so that the labels stay readable).
+    :data:`MAX_TOPIC_LABELS`, so that the labels stay readable). Each panel gets its own
+    height, room for its topic ids included, and the panels are laid out (matplotlib's
+    constrained layout) so that no title is drawn over the panel above, however many runs.
     """
     plt = _pyplot()
     others = [n for n in per_topic if n != baseline] or [baseline]
     base = per_topic[baseline].set_index("qid")[measure]
     n = len(base)
     step = max(1, -(-n // MAX_TOPIC_LABELS))  # ceil(n / MAX_TOPIC_LABELS)
-    fig, axes = plt.subplots(len(others), 1, figsize=(max(9.0, 0.11 * min(n, MAX_TOPIC_LABELS)),
-                                                      2.9 * len(others)), squeeze=False)
-    for ax, name in zip(axes[:, 0], others, strict=True):
-        s = per_topic[name].set_index("qid")[measure].reindex(base.index).fillna(0.0)
-        d = (s - base).sort_values(ascending=False)
-        colors = ["#2b8a3e" if v > 0 else "#c92a2a" if v < 0 else "#868e96" for v in d]
-        ax.bar(range(len(d)), d.to_numpy(), color=colors, width=0.9)
-        ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_xlim(-1, max(len(d), 1))
-        ticks = list(range(0, len(d), step))
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([str(d.index[i]) for i in ticks], rotation=90, fontsize=6)
-        if step > 1:
-            ax.set_xlabel(f"topics (every {step}th labelled)", fontsize=7)
-        ax.set_ylabel(f"Δ {measure}")
-        wins, losses = int((d > 0).sum()), int((d < 0).sum())
-        ax.set_title(f"{name} vs {baseline}: {wins} topics better, {losses} worse, "
-                     f"{len(d) - wins - losses} tied", fontsize=9)
-    return _png(fig)
+    longest = max((len(_tick_label(q)) for q in base.index), default=1)
+    # a panel: 2.2 in of bars, title and axis label, plus the topic ids (6 pt, turned 90°)
+    panel = 2.2 + longest * 6 * 0.62 / 72
+    with _plain_text():
+        fig, axes = plt.subplots(len(others), 1, squeeze=False, layout="constrained",
+                                 figsize=(max(9.0, 0.11 * min(n, MAX_TOPIC_LABELS)),
+                                          panel * len(others)))
+        for ax, name in zip(axes[:, 0], others, strict=True):
+            s = per_topic[name].set_index("qid")[measure].reindex(base.index).fillna(0.0)
+            d = (s - base).sort_values(ascending=False)
+            colors = ["#2b8a3e" if v > 0 else "#c92a2a" if v < 0 else "#868e96" for v in d]
+            ax.bar(range(len(d)), d.to_numpy(), color=colors, width=0.9)
+            ax.axhline(0, color="black", linewidth=0.6)
+            ax.set_xlim(-1, max(len(d), 1))
+            ticks = list(range(0, len(d), step))
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([_tick_label(d.index[i]) for i in ticks], rotation=90, fontsize=6)
+            if step > 1:
+                ax.set_xlabel(f"topics (every {step}th labelled)", fontsize=7)
+            ax.set_ylabel(f"Δ {visible_controls(measure)}")
+            wins, losses = int((d > 0).sum()), int((d < 0).sum())
+            ax.set_title(f"{visible_controls(name)} vs {visible_controls(baseline)}: {wins} topics "
+                         f"better, {losses} worse, {len(d) - wins - losses} tied", fontsize=9)
+        return _png(fig)
 
 
 def breakdown_chart(per_topic: Mapping[str, pd.DataFrame], measure: str,
@@ -78,19 +140,23 @@ def breakdown_chart(per_topic: Mapping[str, pd.DataFrame], measure: str,
     """PNG: mean ``measure`` per group of topics (``groups``: qid -> group) for each system."""
     plt = _pyplot()
     labels = sorted(set(groups.dropna()))
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    width = 0.8 / max(len(per_topic), 1)
-    for i, (name, df) in enumerate(per_topic.items()):
-        s = df.set_index("qid")[measure]
-        means = [float(s[s.index.isin(groups[groups == g].index)].mean() or 0.0) for g in labels]
-        ax.bar(np.arange(len(labels)) + i * width, means, width=width, label=name)
-    counts = [int((groups == g).sum()) for g in labels]
-    ax.set_xticks(np.arange(len(labels)) + width * (len(per_topic) - 1) / 2)
-    ax.set_xticklabels([f"{g}\n({c} topics)" for g, c in zip(labels, counts, strict=True)], fontsize=8)
-    ax.set_ylabel(measure)
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
-    return _png(fig)
+    with _plain_text():
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        width = 0.8 / max(len(per_topic), 1)
+        for i, (name, df) in enumerate(per_topic.items()):
+            s = df.set_index("qid")[measure]
+            means = [float(s[s.index.isin(groups[groups == g].index)].mean() or 0.0)
+                     for g in labels]
+            ax.bar(np.arange(len(labels)) + i * width, means, width=width,
+                   label=visible_controls(name))
+        counts = [int((groups == g).sum()) for g in labels]
+        ax.set_xticks(np.arange(len(labels)) + width * (len(per_topic) - 1) / 2)
+        ax.set_xticklabels([f"{visible_controls(g)}\n({c} topics)"
+                            for g, c in zip(labels, counts, strict=True)], fontsize=8)
+        ax.set_ylabel(visible_controls(measure))
+        ax.set_title(visible_controls(title), fontsize=10)
+        ax.legend(fontsize=8)
+        return _png(fig)
 
 
 def breakdown_figures(per_topic: Mapping[str, pd.DataFrame], measure: str,
@@ -160,12 +226,13 @@ def html_report(title: str, table: pd.DataFrame, baseline: str,
             else:
                 tip = ""
             cells.append(f'<td class="{" ".join(cls)}" title="{esc(tip)}">{v:.4f}{mark}</td>')
-        label = esc(str(name)) + (" (baseline)" if name == baseline else "")
+        label = name_html(name) + (" (baseline)" if name == baseline else "")
         rows.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")
     caption = "Bold: best per measure. † significantly different from the baseline " \
               "(paired test, multiple-testing corrected, α = 0.05); hover a cell for Δ, CI and p."
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+    shown = esc(visible_controls(title))
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{shown}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{shown}</h1>",
              f"<table><thead><tr><th>run</th>{head}</tr></thead>",
              f"<tbody>{''.join(rows)}</tbody></table>", f"<p class='note'>{esc(caption)}</p>"]
     parts += [f"<p>{esc(n)}</p>" for n in notes]
@@ -175,7 +242,7 @@ def html_report(title: str, table: pd.DataFrame, baseline: str,
     if explorer:
         parts.append(explorer)
     parts.append("</body></html>")
-    return "\n".join(parts)
+    return valid_text("\n".join(parts))
 
 
 def write_report(path: str | Path, page: str) -> Path:

@@ -134,3 +134,56 @@ def test_the_report_reads_no_task_files():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in imported if m and m.startswith("mathir")} == {"mathir.storage"}
+
+
+# --- user strings in figures and on the page ------------------------------------------------
+
+HOSTILE = r"$\frac{$"  # mathtext would parse (and fail on) it
+SURROGATE = "bad\ud800id"  # a lone surrogate (e.g. from a JSON \ud800 escape)
+
+
+def _hostile_per_topic():
+    qids = [f"A{HOSTILE}1", f"B{SURROGATE}", "C.3"]
+    return {f"base{HOSTILE}": pd.DataFrame({"qid": qids, "m$": [0.2, 0.5, 0.4]}),
+            f"new{SURROGATE}": pd.DataFrame({"qid": qids, "m$": [0.6, 0.1, 0.4]}),
+            "plain": pd.DataFrame({"qid": qids, "m$": [0.3, 0.5, 0.9]})}
+
+
+def test_charts_draw_dollars_and_lone_surrogates_as_text():
+    """Run names, topic ids, groups and titles are drawn as given: `$` starts no mathtext
+    (it crashed on `$\\frac{$`), and a lone surrogate is drawn as U+FFFD."""
+    per_topic = _hostile_per_topic()
+    png = per_topic_chart(per_topic, "m$", f"base{HOSTILE}")
+    assert png.startswith(b"\x89PNG")
+    groups = pd.Series({f"A{HOSTILE}1": f"kind {HOSTILE}", f"B{SURROGATE}": SURROGATE,
+                        "C.3": "plain"})
+    png = breakdown_chart(per_topic, "m$", groups, f"title {HOSTILE} {SURROGATE}")
+    assert png.startswith(b"\x89PNG")
+
+
+def test_chart_texts_are_the_strings_given(monkeypatch):
+    from mathir.evaluation import report
+
+    figures = []
+    monkeypatch.setattr(report, "_png", lambda fig: figures.append(fig) or b"")
+    per_topic_chart(_hostile_per_topic(), "m$", f"base{HOSTILE}")
+    fig = figures[0]
+    fig.canvas.draw()
+    texts = [t.get_text() for ax in fig.axes for t in ax.get_xticklabels()]
+    assert f"A{HOSTILE}1" in texts and "Bbad\ufffdid" in texts
+    assert fig.axes[0].get_title().startswith(f"newbad\ufffdid vs base{HOSTILE}:")
+
+
+def test_report_page_isolates_names_from_bidi_and_survives_surrogates(tmp_path):
+    import lxml.html
+
+    spoof = "bm25\u202egnp.exe"  # RIGHT-TO-LEFT OVERRIDE: would read "bm25exe.png"
+    table = pd.DataFrame({"MAP": [0.5, 0.6, 0.7]}, index=[spoof, SURROGATE, "x"])
+    page = html_report(f"title {spoof}", table, spoof)
+    write_report(tmp_path / "r.html", page)  # lone surrogates do not stop the UTF-8 write
+    doc = lxml.html.document_fromstring((tmp_path / "r.html").read_text(encoding="utf-8"))
+    first = doc.xpath("//tbody/tr/td")[0]
+    (bdi,) = first.xpath("./bdi")
+    assert bdi.get("dir") == "ltr" and bdi.text_content() == "bm25<U+202E>gnp.exe"
+    assert "\u202e" not in page and "\ud800" not in page and "bad\ufffdid" in page
+    assert doc.findtext(".//title") == "title bm25<U+202E>gnp.exe"

@@ -1,6 +1,7 @@
 """The per-topic chart names its topics (before: no tick labels at all)."""
 
 import pandas as pd
+import pytest
 
 from mathir.evaluation import report
 
@@ -28,3 +29,32 @@ def test_many_topics_label_every_kth(monkeypatch):
     fig = _figure_of(monkeypatch, {"base": base, "new": new}, "m", "base")
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert len(labels) == 67 and labels[:2] == ["T199", "T196"]  # every 3rd of 200
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.parametrize("runs", [3, 6])
+@pytest.mark.parametrize("topics", [4, 50])
+def test_no_title_is_drawn_over_the_chart_above(monkeypatch, runs, topics):
+    """One panel per run beside the baseline, each titled: a title stays clear of the
+    panel above it (its bars, tick labels and axis label), however many runs."""
+    qids = [f"2022.A.{i}-long-topic-id" for i in range(topics)]
+    per_topic = {f"run{r}": pd.DataFrame({"qid": qids, "m": [(i * (r + 1)) % 7 / 7
+                                                          for i in range(topics)]})
+                 for r in range(runs + 1)}
+    fig = _figure_of(monkeypatch, per_topic, "m", "run0")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes = fig.axes
+    assert len(axes) == runs
+    for above, ax in zip(axes, axes[1:], strict=False):
+        title = ax.title.get_window_extent(renderer)
+        below_above = [t.get_window_extent(renderer) for t in above.get_xticklabels()
+                       if t.get_text()] + [above.xaxis.label.get_window_extent(renderer)]
+        assert not any(_overlaps(title, b) for b in below_above if b.width and b.height)
+        assert title.y0 < above.get_window_extent(renderer).y0  # below the panel above
+        assert title.y0 >= ax.get_window_extent(renderer).y1 - 1  # above its own panel
+    for ax in axes:  # every panel keeps room for its bars
+        assert ax.get_window_extent(renderer).height > 80
