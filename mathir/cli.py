@@ -10,12 +10,12 @@ import sys
 import warnings
 from pathlib import Path
 
-from mathir.errors import InputError
+from mathir.errors import CALLER, InputError
 from mathir.storage import USER_OS_ERRORS, require_output_file, require_writable_dir
 
 FORMATS = ("table", "markdown", "latex", "json")
-#: the keys of mathir.encoders.BACKENDS, written here so that parsing arguments imports
-#: no numpy (tests/test_encoders.py checks that they agree)
+#: the keys of mathir.neural.backends.BACKENDS, written here so that parsing arguments
+#: imports no numpy (tests/neural/test_encoders.py checks that they agree)
 BACKEND_NAMES = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
 
 
@@ -38,6 +38,9 @@ def tasks_overview() -> str:
                   f"  --year/--split: {', '.join(task.years) or '-'}",
                   f"  pipelines: {', '.join(pipes)}",
                   f"  measures: {', '.join(task.measure_names)} (primary {task.primary_measure})"]
+        if task.qrels_variants:
+            lines.append("  --qrels: official (default), "
+                         + ", ".join(v.name for v in task.qrels_variants))
         if task.published is not None:
             lines.append(f"  data: {task.published.what} ({task.published.url})")
     return "\n".join(lines)
@@ -81,6 +84,23 @@ def _add_judged(sp, default: str) -> None:
                     f"qrels file (default: {default})")
 
 
+def _add_measures(sp) -> None:
+    """``--measures``: ir_measures measures instead of (``+...``: beside) the task's."""
+    sp.add_argument("--measures", metavar="MEASURES",
+                    help="ir_measures measures, comma-separated, instead of the task's (a "
+                    "leading + keeps the task's beside them), e.g. "
+                    "\"nDCG(judged_only=True)@10,R(rel=2)@1000\"; columns are named as "
+                    "ir_measures writes them")
+
+
+def _add_qrels_choice(sp) -> None:
+    """``--qrels``: a published variant of the task's judgments, or a file."""
+    sp.add_argument("--qrels", metavar="VARIANT|FILE",
+                    help="judge with a published variant of the task's qrels ('mathir tasks' "
+                    "lists them, e.g. all for ARQMath Task 1 2021) or a qrels file "
+                    "(default: the official qrels)")
+
+
 def _add_demo(sub) -> None:
     """``mathir demo``: every task on the embedded samples."""
     sp = sub.add_parser("demo", help="every task on the embedded samples")
@@ -122,6 +142,8 @@ def _add_experiment(sub, overview: bool) -> None:
     sp.add_argument("--no-reuse", action="store_true",
                     help="recompute runs even when their manifests still match")
     _add_judged(sp, "collection, recorded in each run's manifest")
+    _add_measures(sp)
+    _add_qrels_choice(sp)
 
 
 def _add_index(sub) -> None:
@@ -180,6 +202,7 @@ def _add_evaluate(sub) -> None:
     sp.add_argument("--format", choices=FORMATS, default="table")
     _add_judged(sp, "as each run's manifest records, as its experiment scored it; file "
                 "for a run without one")
+    _add_measures(sp)
     sp.add_argument("runs", nargs="*", metavar="RUN",
                     help="run files (arqmath-task3 with --assignments: default every run it names)")
 
@@ -269,6 +292,8 @@ def _add_view(sub) -> None:
                     help="results listed per run and topic (default 20; the page shows the "
                     "top k of them, k chosen in the page)")
     _add_judged(sp, "collection")
+    _add_measures(sp)
+    _add_qrels_choice(sp)
 
 
 def _add_tasks(sub) -> None:
@@ -373,8 +398,17 @@ def _data(task, args):
     from mathir.tasks import data_folder
 
     year = args.year or args.split
-    return task.data(data_folder(args.data, bool(year or args.collection)), year,
-                     args.collection)
+    folder = data_folder(args.data, bool(year or args.collection))
+    data = task.data(folder, year, args.collection, qrels=getattr(args, "qrels", None))
+    # defaults said out loud, first on stderr
+    if folder is None:
+        print(f"note: no --data: {task.name} on its embedded sample "
+              f"({len(task.topics(data))} topics; give --data DIR for the real files)",
+              file=sys.stderr)
+    elif year is None and data.label not in ("sample", None) and (task.years or task.splits):
+        what = "year" if task.years else "split"
+        print(f"note: no --{what}: {data.label}, the default (--{what} chooses)", file=sys.stderr)
+    return data
 
 
 def _cmd_demo(args) -> None:
@@ -416,19 +450,41 @@ def _cmd_experiment(args) -> None:
     task = get_task(args.task)
     _check_experiment_outputs(task, args)
     own = _own_pipelines(args)
-    res = run_experiment(task, _data(task, args), _selection(task, args, own), out=args.out,
+    selection = _selection(task, args, own)
+    _check_choices(task, args, selection)
+    res = run_experiment(task, _data(task, args), selection, out=args.out,
                          index_dir=args.index, quiet=args.quiet, baseline=args.baseline,
                          test=args.test, correction=args.correction, workers=args.workers,
                          ray_address=args.ray, reuse=not args.no_reuse, options=_options(args),
-                         run_format=args.run_format, judged=args.judged)
+                         run_format=args.run_format, judged=args.judged,
+                         measures=args.measures)
     _print_experiment(res, args)
+
+
+def _check_choices(task, args, selection) -> None:
+    """What ``run_experiment`` checks before any work, checked before the data are located
+    (so that a mistake is the only line, before the notes on defaults)."""
+    from mathir.evaluation.evaluated import parse_measures
+    from mathir.evaluation.significance import check_test
+    from mathir.experiment import check_judged, check_workers, resolve_pipelines
+
+    check_workers(args.workers)
+    check_test(args.test, args.correction)
+    if args.measures is not None:
+        parse_measures(args.measures)
+    if args.judged is not None:
+        check_judged(task, args.judged)
+    task.check_run_format(args.run_format or task.run_formats[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said again when the experiment resolves them
+        resolve_pipelines(task, selection, _options(args))
 
 
 def _check_experiment_outputs(task, args) -> None:
     """``--out`` and ``--per-topic`` can be written, checked before any work."""
     require_writable_dir(args.out, "--out folder")
     if args.per_topic:
-        require_output_file(args.per_topic, "--per-topic file")
+        _output_file(args.per_topic, "--per-topic file")
         if not task.has_per_topic:
             raise InputError(f"--per-topic: {task.name} has no per-topic scores (its measures "
                              "are means only)")
@@ -461,6 +517,15 @@ def _print_experiment(res, args) -> None:
             print(f"{pipe}: {path} ({how})", file=sys.stderr)
     for what, path in getattr(res, "files", {}).items():
         print(f"{what}: {path}", file=sys.stderr)
+
+
+def _output_file(path: str, what: str):
+    """``require_output_file``, saying so when it creates the file's folder."""
+    missing = [p for p in Path(path).parents if not p.exists()]
+    out = require_output_file(path, what)
+    if missing:
+        print(f"note: created the folder {missing[-1]} for the {what}", file=sys.stderr)
+    return out
 
 
 def _cmd_index(args) -> None:
@@ -530,6 +595,8 @@ def _cmd_evaluate(args) -> None:
         flags = ", ".join("--" + u.replace("_", "-") for u in unused)
         own = ", ".join(o.flag for o in task.options) or "none"
         raise InputError(f"{flags}: not an option of {task.name} (its options: {own})")
+    if args.measures is not None:
+        options["measures"] = args.measures
     ev = evaluate_run_files(task, args.qrels, args.runs, args.topics,
                             qrels_duplicates=args.qrels_duplicates, judged=args.judged,
                             **options)
@@ -577,6 +644,7 @@ def _cmd_tasks(args) -> None:
                              "primary_measure": t.primary_measure,
                              "run_formats": list(t.run_formats),
                              "options": {o.flag: o.help for o in t.options},
+                             "qrels_variants": {v.name: v.what for v in t.qrels_variants},
                              "datasets": [f"{t.dataset or name}/{s.name}" for s in t.splits],
                              "data": None if t.published is None else
                              {"what": t.published.what, "url": t.published.url}}
@@ -590,9 +658,9 @@ def _cmd_view(args) -> None:
     task = get_task(args.task)
     if args.depth < 1:
         raise InputError(f"--depth must be at least 1, not {args.depth}")
-    out = require_output_file(args.out, "--out file") if args.out else None
+    out = _output_file(args.out, "--out file") if args.out else None
     print(view_runs(task, args.runs, _data(task, args), out=out, baseline=args.baseline,
-                    depth=args.depth, judged=args.judged))
+                    depth=args.depth, judged=args.judged, measures=args.measures))
 
 
 def _cmd_train_reranker(args) -> None:
@@ -760,6 +828,14 @@ def _quiet(quiet: bool):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mathir`` console script; returns the exit status."""
+    token = CALLER.set("cli")  # messages name options as --flags
+    try:
+        return _main(argv)
+    finally:
+        CALLER.reset(token)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = _parser(overview=any(a in ("-h", "--help") for a in argv))
     args, extra = parser.parse_known_args(argv)

@@ -143,8 +143,15 @@ class MathirDataset(pt.datasets.Dataset):
         self._configure()
 
     def _configure(self, data: str | Path | None = None,
-                   collection: str | Path | None = None) -> None:
-        """Called by ``pt.get_dataset(name, **kwargs)`` with its keyword arguments."""
+                   collection: str | Path | None = None, **unknown: Any) -> None:
+        """Called by ``pt.get_dataset(name, **kwargs)`` with its keyword arguments
+        (``data=``, ``collection=``; another keyword is an InputError naming them)."""
+        if unknown:
+            close = [m for k in unknown for m in
+                     difflib.get_close_matches(k, ["data", "collection"], n=1)]
+            hint = f"; did you mean {', '.join(f'{c}=' for c in close)}" if close else ""
+            raise InputError(f"mathir:{self.name} takes the keywords data= and collection=, "
+                             f"not {', '.join(f'{k}=' for k in sorted(unknown))}{hint}")
         if self._spec.sample and data is not None:
             raise InputError(f"mathir:{self.name} is the embedded sample and reads no data "
                              f"folder; drop data= or use a year / split, e.g. "
@@ -226,7 +233,7 @@ class MathirDataset(pt.datasets.Dataset):
     def get_topics(self, variant: str | None = None) -> pd.DataFrame:
         """The topics (``qid``, ``query`` and the task's columns). ``variant`` names a
         column to use as ``query`` (e.g. ``"title"`` for ARQMath Task 1)."""
-        topics = self.task().read_topics(self.files().topics)
+        topics = self.task().topics(self.files())
         if variant is not None:
             if variant not in topics.columns or variant == "qid":
                 raise ValueError(f"no topic variant {variant!r} in mathir:{self.name}; "
@@ -236,14 +243,24 @@ class MathirDataset(pt.datasets.Dataset):
 
     def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
         """The judgments, read by the task's own reader (``qid``, ``docno``, ``label``...;
-        word problems: ``qid``, ``problem`` — the gold problem)."""
-        if variant is not None:
-            raise ValueError(f"mathir:{self.name} has no qrels variants (got {variant!r})")
+        word problems: ``qid``, ``problem`` — the gold problem). ``variant``: a published
+        variant the task declares (``mathir tasks`` lists them, e.g. ``"all"`` for ARQMath
+        Task 1 2021) or ``"official"`` (the file the task evaluates with by default)."""
+        return self.task().qrels(self._files_with(variant))
+
+    def _files_with(self, variant: str | None) -> TaskData:
+        """The files, judged by ``variant`` (None / "official": the task's own qrels)."""
         files = self.files()
+        if variant not in (None, "official"):
+            names = [v.name for v in self.task().qrels_variants]
+            if variant not in names:
+                raise ValueError(f"mathir:{self.name} has the qrels variants "
+                                 f"{['official', *names]}, not {variant!r}")
+            files = self.task().with_qrels(files, variant)
         if files.qrels is None:
             raise InputError(f"mathir:{self.name} has no judgments (its question file is "
                              "masked)", path=files.topics)
-        return self.task().read_qrels(files.qrels)
+        return files
 
     def get_corpus_lang(self) -> str:
         return "en"
@@ -320,7 +337,7 @@ class MathirDataset(pt.datasets.Dataset):
         # every judgment of the file: the evaluation applies the judged-set rule
         return evaluate(task, runs, MathirDataset.get_qrels(self), docnos=docnos,
                         where=Path(self.files().collection).name,
-                        **{**self.get_extras(), **options})
+                        **{**self.get_extras(), **self.files().options, **options})
 
     def get_extras(self) -> dict[str, Path]:
         """The task's extra files by option name (e.g. ``formula_index``, ``assignments``,
@@ -366,10 +383,7 @@ class AnswerDataset(MathirDataset):
         >>> len(ds.get_qrels()) == len(ds.get_qrels("official"))
         True
         """
-        if variant not in (None, "official"):
-            raise ValueError(f"mathir:{self.name} has the qrels variants None (the judged "
-                             f"documents of the collection) and 'official', not {variant!r}")
-        qrels = super().get_qrels()
+        qrels = super().get_qrels(variant)
         if variant == "official" or not self.task().qrels_in_collection:
             return qrels
         from mathir.evaluation.evaluated import qrels_in_collection
@@ -514,7 +528,10 @@ class MathirDatasets(pt.datasets.DatasetProvider):
     def get_dataset(self, name: str) -> MathirDataset:
         from mathir.tasks import get_task
 
-        canonical = canonical_name(name)
+        try:
+            canonical = canonical_name(name)
+        except KeyError as e:  # PyTerrier rewrites a KeyError to its own bare message
+            raise InputError(e.args[0]) from None
         spec = _specs()[canonical]
         cls = get_task(spec.task).dataset_class
         return (cls.resolve() if hasattr(cls, "resolve") else cls)(canonical, spec)

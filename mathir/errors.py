@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from pathlib import Path
+
+#: Who is calling: ``"python"`` (the default) or ``"cli"`` (set by ``mathir``'s main), so
+#: that messages name an option as the caller writes it (:func:`option`).
+CALLER: ContextVar[str] = ContextVar("mathir_caller", default="python")
+
+
+def option(name: str, value: str | None = None) -> str:
+    """An option as the caller writes it: ``--collection PATH`` / ``--judged file`` on the
+    command line, ``collection=`` / ``judged='file'`` in Python.
+
+    A ``value`` in capitals is a placeholder (``DIR``), shown as it is.
+
+    >>> option("collection"), option("judged", "file"), option("data", "DIR")
+    ('collection=', "judged='file'", 'data=DIR')
+    """
+    if CALLER.get() == "cli":
+        return f"--{name.replace('_', '-')} {value or 'PATH'}"
+    if value is None:
+        return f"{name}="
+    return f"{name}={value}" if value.isupper() else f"{name}={value!r}"
 
 
 class InputError(ValueError):

@@ -44,3 +44,9 @@ def sample_index(sample, tmp_path_factory):
     from mathir.indexing.answer_index import AnswerIndex
 
     return AnswerIndex.build(sample.posts, tmp_path_factory.mktemp("idx") / "answers", quiet=True)
+
+
+def error_lines(err: str) -> list[str]:
+    """The lines of a command's stderr other than its notes on defaults (``note: no
+    --data: ... embedded sample``), which commands on the embedded samples print first."""
+    return [line for line in err.strip().splitlines() if not line.startswith("note: ")]

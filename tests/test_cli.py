@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from mathir.cli import main
-from tests.conftest import real_path
+from tests.conftest import error_lines, real_path
 
 
 def test_demo_runs_every_task_on_the_sample(tmp_path, capsys):
@@ -84,7 +84,7 @@ def test_impact_shards_write_the_run_of_one_and_stay_impacts(task, pipeline, tmp
 def test_user_errors_print_one_line_and_exit_2(argv, msg, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv + ["--quiet"] if argv[0] == "experiment" else argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert err[-1].startswith(msg) and "Traceback" not in "\n".join(err)
 
 
@@ -101,7 +101,7 @@ def test_a_factory_that_returns_no_transformer_is_one_error_line(tmp_path, capsy
     # it was an AttributeError traceback after indexing
     code = main(["experiment", "arqmath-task1", "--out", str(tmp_path), "--quiet",
                  "--pipeline", "x=builtins:str"])
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert code == 2 and len(err) == 1, err
     assert err[0].startswith("error: pipeline 'x': its factory builtins:str returned str, not a "
                              "PyTerrier transformer")
@@ -117,7 +117,7 @@ def test_a_collection_without_answers_is_one_error_line(tmp_path, capsys, sample
     (data / "Posts.V1.3.xml").write_text(content)
     code = main(["experiment", "arqmath-task1", "--data", str(data), "--year", "2020",
                  "--out", str(tmp_path / "o"), "--quiet", "--pipelines", "bm25"])
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
     assert "Posts.V1.3.xml: " in err[0]
     assert ("no answer posts" if content else "malformed XML") in err[0]
@@ -130,7 +130,7 @@ def test_an_empty_thread_folder_is_one_error_line(tmp_path, capsys, sample):
     shutil.copy(sample.task1_qrels, data / "qrel_task1_2020_official.tsv")
     code = main(["experiment", "arqmath-task1", "--data", str(data), "--year", "2020",
                  "--out", str(tmp_path / "o"), "--quiet", "--pipelines", "bm25"])
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
     assert "threads_all" in err[0] and "no *.html thread files" in err[0]
 
@@ -141,7 +141,7 @@ def test_evaluate_with_topics_refuses_unknown_topic(tmp_path, sample, capsys):
     argv = ["evaluate", "arqmath-task1", "--qrels", str(sample.task1_qrels), "--topics",
             str(sample.task1_topics), str(run)]
     assert main(argv) == 2
-    assert capsys.readouterr().err.strip() == f"error: {run}:2: topic 'B.7' is not in the topics"
+    assert error_lines(capsys.readouterr().err) == [f"error: {run}:2: topic 'B.7' is not in the topics"]
 
 
 @pytest.mark.realdata
@@ -169,7 +169,7 @@ def test_ray_without_ray_is_one_error_line_before_any_work(tmp_path, capsys, mon
     out = tmp_path / "runs"
     assert main(["experiment", "arqmath-task1", "--ray", "local", "--out", str(out),
                  "--quiet"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert len(err) == 1 and err[0].startswith("error: --ray") and "pip install 'mathir[cluster]'" in err[0]
     assert not (out / ".index").exists()  # no index was built
 
@@ -297,7 +297,7 @@ def test_a_year_without_data_is_an_error_not_the_sample(command, capsys, tmp_pat
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MATHIR_DATA", raising=False)
     assert main([*command, "--quiet"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert len(err) == 1 and "needs the ARQMath files: give --data DIR" in err[0]
     assert "MATHIR_DATA" in err[0]
 

@@ -9,6 +9,7 @@ import pytest
 from mathir.cli import main
 from mathir.experiment import run_experiment
 from mathir.tasks import get_task
+from tests.conftest import error_lines
 
 
 def test_significance_against_the_chosen_baseline(tmp_path):
@@ -61,7 +62,7 @@ def test_cli_html_report_prints_the_table_and_the_path(tmp_path, capsys):
     assert lines[2].split()[:2] == ["tfidf", "0.9344"] and lines[3].split()[:2] == ["bm25", "0.9336"]
     assert lines[-1] == str(report)
     page = report.read_text(encoding="utf-8")
-    assert page.count("data:image/png;base64,") >= 1 and "bm25 (baseline)" in page
+    assert page.count("data:image/png;base64,") >= 1 and ">bm25</bdi> (baseline)" in page
 
 
 def test_no_dagger_footnote_without_a_dagger(tmp_path, capsys):
@@ -118,7 +119,7 @@ def test_unknown_correction_is_refused_before_any_work(tmp_path, capsys):
     out = tmp_path / "runs"
     assert main(["experiment", "arqmath-task1", "--correction", "bonferoni", "--out", str(out),
                  "--quiet"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert err == ["error: unknown correction 'bonferoni'; expected one of bonferroni, sidak, "
                    "holm-sidak, holm, simes-hochberg, hommel, fdr_bh, fdr_by, fdr_tsbh, fdr_tsbky"]
     assert not (out / ".index").exists() and not (out / "arqmath-task1").exists()
@@ -133,7 +134,7 @@ def test_a_run_format_the_task_cannot_write_is_refused_before_any_work(tmp_path,
     args = (["experiment", "arqmath-task2", "--out", str(out)] if command == "experiment" else
             ["run", "arqmath-task2", "--pipeline", "formula-tuples", "--out", str(out / "r.tsv")])
     assert main([*args, "--run-format", "trec", "--quiet"]) == 2
-    assert capsys.readouterr().err.strip().splitlines() == [
+    assert error_lines(capsys.readouterr().err) == [
         "error: arqmath-task2 writes run files as arqmath, not 'trec'"]
     assert not out.exists() or not any(out.rglob("*"))
 

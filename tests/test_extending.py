@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import mathir
+from mathir.errors import InputError
 from mathir.tasks import Measure, get_task
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
@@ -159,7 +160,11 @@ def test_a_new_measure_is_one_declaration(tmp_path):
 
 def test_a_column_that_is_not_declared_is_an_error():
     task1 = get_task("arqmath-task1")
-    table = pd.DataFrame({"nDCG'": [0.5], "P@3": [0.1]}, index=["r"])
-    broken = dataclasses.replace(task1, name="broken", evaluate=lambda runs, qrels: table)
+    scores = {"r": pd.DataFrame({"qid": ["A.1"], "nDCG'": [0.5], "P@3": [0.1]})}
+    broken = dataclasses.replace(task1, name="broken", per_topic=lambda runs, qrels: scores)
+    run = pd.DataFrame({"qid": ["A.1"], "docno": ["d"], "score": [1.0]})
+    qrels = pd.DataFrame({"qid": ["A.1"], "docno": ["d"], "label": [1]})
     with pytest.raises(ValueError, match=r"\['P@3'\], which are not among its declared"):
-        broken.table({}, None)
+        broken.table({"r": run}, qrels)
+    with pytest.raises(InputError, match="no qrels"):
+        broken.table({"r": run}, None)

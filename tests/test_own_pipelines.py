@@ -10,6 +10,7 @@ import pytest
 from mathir.cli import main
 from mathir.experiment import ENTRY_POINT_GROUP, load_pipelines_file, run_experiment
 from mathir.tasks import get_task
+from tests.conftest import error_lines
 from tests.test_readme import MEASURES, SAMPLE_SCORES, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,7 +66,8 @@ def test_the_example_is_a_pipelines_file_for_the_cli(tmp_path, capsys, monkeypat
                  "fused=own_pipeline:fused", "--out", str(out), "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "fused" in captured.out and "bm25: " in captured.err
-    assert "(reused: manifest matches)" in captured.err.splitlines()[0]
+    assert "(reused: manifest matches)" in [line for line in error_lines(captured.err)
+                                            if line.startswith("bm25: ")][0]
     assert "fused: " in captured.err and "(recomputed: no run file yet;" in captured.err
 
 
@@ -185,7 +187,7 @@ def test_own_pipeline_mistakes_are_one_error_line(argv, message, tmp_path, monke
     (tmp_path / "notapipeline.py").write_text("PIPELINES = {'x': 42}\n")
     argv = [a.replace("TMP", str(tmp_path)) for a in argv]
     assert main(["experiment", "arqmath-task1", *argv, "--out", "runs", "--quiet"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert len(err) == 1 and err[0].startswith(message.replace("TMP", str(tmp_path))), err
     assert not (tmp_path / "runs" / ".index").exists()
 

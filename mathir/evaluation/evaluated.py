@@ -31,12 +31,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mathir.errors import InputError
+from mathir.errors import InputError, option
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mathir.tasks import Task
+#: A task's declaration (:class:`mathir.tasks.Task`; the task layer imports this module,
+#: so the type is not imported here)
+Task = Any
 
 #: Which judgments score a run: every judgment of the qrels file, or those of the documents
 #: the collection holds (tasks with ``qrels_in_collection``; their default).
@@ -140,7 +142,7 @@ def judged_note(rule: str, used: int, total: int, where: str | None = None) -> s
     """The judged-set rule in words, as printed with every table.
 
     >>> judged_note("collection", 3, 10, "threads_all")
-    'judged on the 3 of 10 judgments whose documents threads_all holds (--judged file: the whole qrels file)'
+    "judged on the 3 of 10 judgments whose documents threads_all holds (judged='file': the whole qrels file)"
     """
     if rule == "file":
         return f"judged on the whole qrels file ({total:,} judgments)"
@@ -148,7 +150,7 @@ def judged_note(rule: str, used: int, total: int, where: str | None = None) -> s
     if used == total:
         return f"judged on all {total:,} judgments (every judged document is in {where})"
     return (f"judged on the {used:,} of {total:,} judgments whose documents {where} holds "
-            "(--judged file: the whole qrels file)")
+            f"({option('judged', 'file')}: the whole qrels file)")
 
 
 @dataclass
@@ -172,14 +174,25 @@ class EvaluatedRuns:
     per_topic: dict[str, pd.DataFrame] | None
     judged: str = "file"
     judged_note: str | None = None
+    #: the task's declaration (:class:`mathir.tasks.Task`): its primary measure, its
+    #: explorer page
+    declaration: Any = field(default=None, repr=False)
     options: dict[str, Any] = field(default_factory=dict)
     #: what the pages derive from it once (listings by topic, labels), by key
     cache: dict = field(default_factory=dict, repr=False)
 
     @property
+    def primary(self) -> str:
+        """The measure pages lead with: the task's primary one when scored, else the first."""
+        primary = getattr(self.declaration, "primary_measure", None)
+        columns = list(self.table.columns)
+        return primary if primary in columns else (columns[0] if columns else "")
+
+    @property
     def names(self) -> list[str]:
-        """The runs' names, in order."""
-        return list(self.read)
+        """The runs' names, in order (those scored, where no run was given: Task 3's
+        judged runs of its assignment file)."""
+        return list(self.read) or list(self.per_topic or {}) or list(self.table.index)
 
     def compared_measures(self) -> list[str]:
         """The measures of the table that every run has per-topic scores for (those the
@@ -253,29 +266,76 @@ def _some(ids: set[str], n: int = 3) -> str:
     return ", ".join(first) + (", ..." if len(ids) > n else "")
 
 
-def evaluate(task: Task | str, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, *,
+def parse_measures(spec: str | Iterable[Any]) -> tuple[bool, dict[str, Any]]:
+    """``(beside, {column: ir_measures measure})`` from ``--measures`` / ``measures=``:
+    measures in ir_measures' syntax, comma-separated (commas inside brackets belong to
+    the measure); a leading ``+`` keeps the task's own measures beside them. Each column
+    is named as ir_measures writes the measure.
+
+    >>> beside, ms = parse_measures("+nDCG(judged_only=True)@10, R(rel=2)@1000")
+    >>> beside, list(ms)
+    (True, ['nDCG(judged_only=True)@10', 'R(rel=2)@1000'])
+    """
+    import ir_measures
+
+    beside = False
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.startswith("+"):
+            beside, text = True, text[1:]
+        parts, depth, current = [], 0, ""
+        for ch in text:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == "," and depth == 0:
+                parts.append(current)
+                current = ""
+            else:
+                current += ch
+        parts.append(current)
+        items: list[Any] = [p.strip() for p in parts if p.strip()]
+    else:
+        items = list(spec)
+        if items and items[0] == "+":
+            beside, items = True, items[1:]
+    if not items:
+        raise InputError("no measure given (e.g. --measures 'nDCG(judged_only=True)@10,R@1000')")
+    out: dict[str, Any] = {}
+    for item in items:
+        if isinstance(item, str):
+            try:
+                measure = ir_measures.parse_measure(item)
+            except (ValueError, NameError, SyntaxError, TypeError, KeyError) as e:
+                raise InputError(f"measure {item!r} is not an ir_measures measure ({e}); e.g. "
+                                 "nDCG@10, AP(rel=2), P(judged_only=True)@5, R@1000") from None
+        else:
+            measure = item
+        out[str(measure)] = measure
+    return beside, out
+
+
+def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, *,
              docnos: Iterable[str] | None = None, judged: str | None = None,
-             where: str | None = None, **options: Any) -> EvaluatedRuns:
+             where: str | None = None, measures: str | Iterable[Any] | None = None,
+             **options: Any) -> EvaluatedRuns:
     """Evaluate ``runs`` (name -> frame as the task's reader returns it) once.
 
     ``judged``: ``"collection"`` (default for a task with ``qrels_in_collection``; needs
     ``docnos``, the documents the collection holds, and ``where`` names it) or ``"file"``
     (every judgment of the qrels; the default otherwise). ``options`` go to the task's
-    evaluation (e.g. ``formula_index=PATH``).
+    evaluation (e.g. ``formula_index=PATH``). ``measures``: ir_measures measures to score
+    instead of the task's (with a leading ``+``, beside them; :func:`parse_measures`),
+    after the task's own steps (Task 2: visual ids).
 
     >>> from mathir.samples import arqmath_sample
     >>> from mathir.qrels.arqmath import read_qrels
     >>> import pandas as pd
     >>> run = pd.DataFrame({"qid": ["A.1", "A.1"], "docno": ["1002", "1001"],
     ...                     "rank": [2, 1], "score": [1.0, 1.0]})
-    >>> ev = evaluate("arqmath-task1", {"r": run}, read_qrels(arqmath_sample().task1_qrels))
+    >>> from mathir.tasks import get_task
+    >>> ev = evaluate(get_task("arqmath-task1"), {"r": run}, read_qrels(arqmath_sample().task1_qrels))
     >>> ev.runs["r"].docno.tolist(), ev.judged
     (['1002', '1001'], 'file')
     """
-
-    from mathir.tasks import get_task
-
-    task = get_task(task) if isinstance(task, str) else task
     rule = judged or ("collection" if task.qrels_in_collection and docnos is not None
                       else "file")
     if rule not in JUDGED_RULES:
@@ -283,8 +343,6 @@ def evaluate(task: Task | str, runs: Mapping[str, pd.DataFrame], qrels: pd.DataF
     read = dict(runs)
     if qrels is None:
         raise InputError(f"no qrels: nothing to evaluate the runs of {task.name} on")
-    if not read and task.evaluate is None:
-        raise InputError(f"no runs to evaluate for {task.name}")
     check_overlap(read, qrels)
     used = qrels
     note = None
@@ -292,7 +350,7 @@ def evaluate(task: Task | str, runs: Mapping[str, pd.DataFrame], qrels: pd.DataF
         if rule == "collection":
             if docnos is None:
                 raise InputError("judging on the collection's documents needs the collection "
-                                 "(or --judged file: the whole qrels file)")
+                                 f"(or {option('judged', 'file')}: the whole qrels file)")
             used = qrels_in_collection(qrels, docnos)
             if used.empty:
                 raise InputError(f"no judged document of these qrels is in "
@@ -300,12 +358,17 @@ def evaluate(task: Task | str, runs: Mapping[str, pd.DataFrame], qrels: pd.DataF
         note = judged_note(rule, len(used), len(qrels), where)
     elif rule == "collection":
         raise InputError(f"{task.name} judges every document of its qrels file: "
-                         "--judged collection does not apply")
+                         f"{option('judged', 'collection')} does not apply")
+    extra = parse_measures(measures) if measures is not None else None
+    if extra is not None and task.order == "given":
+        raise InputError(f"{task.name}'s runs are not rankings (one answer per topic): "
+                         "ir_measures measures do not apply; its measures are "
+                         f"{', '.join(task.measure_names)}")
     ordered = {n: _order(task, r) for n, r in read.items()}
-    listed, scored_qrels, per_topic, table = _score(task, ordered, used, options)
+    listed, scored_qrels, per_topic, table = _score(task, ordered, used, options, extra)
     ev = EvaluatedRuns(task.name, listed, read, scored_qrels,
                        _file_qrels(task, qrels, scored_qrels, used), table, per_topic,
-                       judged=rule, judged_note=note, options=dict(options))
+                       judged=rule, judged_note=note, options=dict(options), declaration=task)
     if note:
         ev.table.attrs["judged"] = note
     return ev
@@ -328,30 +391,45 @@ def _file_qrels(task: Task, qrels_file, scored, used) -> Any:
     return scored if used is qrels_file else qrels_file
 
 
-def _score(task: Task, runs: dict, qrels, options: Mapping) -> tuple:
+def _score(task: Task, runs: dict, qrels, options: Mapping,
+           extra: tuple[bool, dict] | None = None) -> tuple:
     """(runs as scored, qrels as scored, per-topic scores or None, table)."""
+    import pandas as pd
 
-    from mathir.tasks import no_options
+    from mathir.evaluation.prime import per_query
 
     options = dict(options)
-    if task.evaluate is not None:  # means only (ARQMath Task 3)
-        table = task._columns(task.evaluate(runs, qrels, **options))
-        per_topic = task.per_topic(runs, qrels, **options) if task.per_topic else None
-        return runs, qrels, per_topic, table
+    beside, chosen = extra if extra is not None else (True, {})
+    own = task.measure_names if beside else ()
     if task._by_ir_measures:
-        from mathir.evaluation.prime import per_query
-
         if task.prepare is not None:
             runs, qrels = task.prepare(runs, qrels, **options)
             runs = {n: _order(task, r) for n, r in runs.items()}
-        else:
-            no_options(options)
-        per_topic = {n: per_query(r, qrels, task.ir_measures(), not_judged=())
-                     for n, r in runs.items()}
+        elif options:
+            raise InputError(f"options not used by this task: {', '.join(sorted(options))}")
+        wanted = {**(task.ir_measures() if beside else {}), **chosen}
+        per_topic = {n: per_query(r, qrels, wanted, not_judged=()) for n, r in runs.items()}
     else:
-        per_topic = task.per_topic(runs, qrels, **options)
-    table = mean_table(per_topic, task.measure_names)
-    return runs, qrels, per_topic, task._columns(table)
+        per_topic = task.per_topic(runs, qrels, **options) if beside else None
+        if chosen:
+            if "label" not in qrels.columns:
+                raise InputError(f"{task.name}'s judgments have no relevance labels: "
+                                 "ir_measures measures do not apply")
+            added = {n: per_query(r, qrels, chosen, not_judged=()) for n, r in runs.items()}
+            per_topic = added if per_topic is None else {
+                n: per_topic[n].merge(added[n], on="qid", how="outer",
+                                      suffixes=("", " (ir_measures)"))
+                for n in runs}
+    columns = [*own, *(m for m in chosen if m not in own)]
+    present = {c for f in per_topic.values() for c in f.columns}
+    undeclared = sorted(present - {"qid"} - set(columns) - {f"{m} (ir_measures)" for m in chosen})
+    if undeclared and not chosen:  # the table and its declaration cannot drift apart
+        task._columns(pd.DataFrame(columns=undeclared))
+    table = mean_table(per_topic, [c for c in columns if c in present])
+    note = next((f.attrs["note"] for f in per_topic.values() if f.attrs.get("note")), None)
+    if note:  # e.g. Task 3's LO and CS computed with a stand-in model
+        table.attrs["note"] = note
+    return runs, qrels, per_topic, (task._columns(table) if not chosen else table)
 
 
 def mean_table(per_topic: Mapping[str, pd.DataFrame], measures: Iterable[str]) -> pd.DataFrame:
@@ -377,5 +455,5 @@ def mean_table(per_topic: Mapping[str, pd.DataFrame], measures: Iterable[str]) -
 
 
 __all__ = ["JUDGED_RULES", "ORDERS", "EvaluatedRuns", "check_overlap", "evaluate",
-           "judged_note", "mean_table", "qrels_in_collection", "rank_order", "trec_mean",
+           "judged_note", "mean_table", "parse_measures", "qrels_in_collection", "rank_order", "trec_mean",
            "trec_order"]

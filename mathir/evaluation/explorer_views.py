@@ -26,24 +26,24 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pandas as pd
 
 from mathir.evaluation.evaluated import EvaluatedRuns
 from mathir.evaluation.explorer import (
-    MATH,
     Badge,
     Explorer,
     Hit,
     Judged,
-    MathRenderer,
     TopicView,
     label_badges,
 )
+from mathir.evaluation.mathml import MATH, MAX_FORMULA_CHARS, MathRenderer
+from mathir.evaluation.report import name_html
 
-if TYPE_CHECKING:
-    from mathir.tasks import TaskData
+#: a task's files (:class:`mathir.tasks.TaskData`; not imported: the tasks import this layer)
+TaskData = Any
 
 #: characters of an answer's text shown in a snippet (formulas count a third)
 SNIPPET_CHARS = 420
@@ -228,7 +228,7 @@ def formula_matcher(query_formulas: Iterable[str], threshold: float = 0.65
     symbols = {q: _symbols(q) for q in queries}
 
     def mark(latex: str) -> tuple[str, str] | None:
-        if not queries:
+        if not queries or len(latex) > MAX_FORMULA_CHARS:  # shown shortened, not parsed
             return None
         same = normal.get(_normal(latex))
         if same is not None:
@@ -368,7 +368,7 @@ def arqmath_formulas(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | N
         qid = str(t["qid"])
         latex = str(t.get("latex") or t["query"])
         mark = formula_matcher([latex])
-        query_html = (f'<div class="title">query formula {_esc(t.get("formula_id", ""))}:</div>'
+        query_html = (f'<div class="title">query formula {name_html(t.get("formula_id", ""))}:</div>'
                       f'<div class="qformula">{renderer.formula(latex, True, kind="topic")}</div>')
         if t.get("title") or t.get("question"):
             query_html += (f'<details><summary>from the question: '
@@ -385,11 +385,11 @@ def arqmath_formulas(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | N
                 fid = str(row.loc[row["docno"].astype(str) == hit.docno, "formula_id"].iloc[0]) \
                     if "formula_id" in row.columns else hit.docno
                 post = records.get(fid, ("", "", ""))[2]
-                about = f"formula {_esc(fid)}" + (f" in post {_esc(post)}" if post else "")
+                about = f"formula {name_html(fid)}" + (f" in post {name_html(post)}" if post else "")
                 more = [(f, s) for f, s in others[name].get((qid, hit.docno), []) if f != fid]
                 if more:
                     about += (" · same visual id, not counted again: "
-                              + ", ".join(f"{_esc(f)} (score {s:g})" for f, s in more))
+                              + ", ".join(f"{name_html(f)} (score {s:g})" for f, s in more))
                 hit.about = about
                 if hit.docno not in view.snippets:
                     flatex = records.get(fid, ("", "", ""))[1]
@@ -398,7 +398,7 @@ def arqmath_formulas(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | N
             shown |= listed
             lost = dropped[name].get(qid)
             if lost:
-                view.query_html += (f'<div class="meta">{_esc(name)}: {lost} retrieved '
+                view.query_html += (f'<div class="meta">{name_html(name)}: {lost} retrieved '
                                     "formula(s) without a visual id in the formula index: "
                                     "dropped by the evaluation</div>")
         relevant = _relevant(ev, qid)
@@ -460,8 +460,8 @@ def open_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
                 label, badge = judged_badge(ev, qid, doc, ARQMATH_BADGE)
             else:
                 label, badge = "unjudged", ARQMATH_BADGE("unjudged")
-            about = (f"judged as {_esc(doc)}" if doc else "not among the judged answers") + \
-                (f" · sources: {_esc(r['sources'])}" if str(r.get("sources", "")) else "")
+            about = (f"judged as {name_html(doc)}" if doc else "not among the judged answers") + \
+                (f" · sources: {name_html(r['sources'])}" if str(r.get("sources", "")) else "")
             view.hits[name] = [Hit(key, 1, float(r.get("score", 0.0)), label, badge, about)]
             view.ranks[name] = {key: 1}
             view.snippets[key] = renderer.text(str(r.get("answer", "")), None)
@@ -570,7 +570,7 @@ def word_problems(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None
             eqs = ", ".join(renderer.formula(_equation_latex(e)) for e in (r.get("equations") or []))
             sol = ", ".join(f"{v:g}" for v in (r.get("solution") or []))
             extra = " · ".join(f"{m} {int(s.get(m, 0))}" for m in ("equation_acc", "derivation_acc"))
-            about = (f"template of training problem {_esc(docno)} · {_esc(extra)}"
+            about = (f"template of training problem {name_html(docno)} · {_esc(extra)}"
                      f'<div class="snip">equations: {eqs or "–"}<br>solution: {_esc(sol or "–")}'
                      "</div>")
             view.hits[name] = [Hit(docno, 1, float(r.get("score") or 0.0), label, badge, about)]
@@ -625,13 +625,12 @@ def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | Non
     >>> s = word_problems_sample().split("test")
     >>> run = pd.DataFrame({"qid": ["9101"], "docno": ["9001"], "score": [1.0],
     ...     "solution": [[20.0, 20.0]], "template": [[]], "alignment": [{}], "equations": [[]]})
-    >>> ev = evaluate("word-problems", {"r": run}, read_gold(s))
+    >>> from mathir.tasks import get_task
+    >>> ev = evaluate(get_task("word-problems"), {"r": run}, read_gold(s))
     >>> ex, _ = build_explorer(ev, read_problem_topics(s))
     >>> [h.label for h in ex.topics[0].hits["r"]], len(ex.topics)
     (['correct'], 5)
     """
-    from mathir.tasks import get_task
-
     renderer = MathRenderer()
     names = list(ev.runs)
     if not names:
@@ -648,8 +647,7 @@ def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | Non
         topics = topics[shown.to_numpy()].reset_index(drop=True)
     if ev.judged_note:
         notes.append(f"Judged set: {ev.judged_note}.")
-    task = get_task(ev.task)
-    page = task.explorer or generic
+    page = getattr(ev.declaration, "explorer", None) or generic
     views, legend = page(ev, topics, data, renderer, depth)
     for v in views:
         v.scores = scores.get(v.qid, {})
@@ -662,6 +660,10 @@ def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | Non
     if result_stats and result_stats.unconverted:
         notes.append(f"{len(result_stats.unconverted)} of {result_stats.formulas} formulas in "
                      "results could not be converted and are shown as LaTeX source.")
+    shortened = sum(getattr(s, "shortened", 0) or 0 for s in renderer.stats.values())
+    if shortened:
+        notes.append(f"{shortened} formula(s) longer than {MAX_FORMULA_CHARS:,} characters are "
+                     "shown as shortened source.")
     ex = Explorer(names, baseline, primary, measures, views, depth, legend, notes)
     return ex, renderer
 

@@ -39,14 +39,12 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from mathir import models
 from mathir.errors import InputError
-from mathir.indexing.answer_index import answer_texts
 from mathir.models import require_extra
 
 OFFICIAL_MODEL = "witiko/mathberta"
@@ -406,6 +404,45 @@ def contextual_similarity(answers: Mapping[str, str], references: Mapping[str, l
     return pd.Series(f1.detach().cpu().numpy().astype(float), index=qids, name="CS")
 
 
+def automatic_scores(runs: Mapping[str, pd.DataFrame], references: pd.DataFrame,
+                     model: AnswerModel | None = None, measures: Iterable[str] = ("LO", "CS"),
+                     teams: Mapping[str, str] | None = None, ablation: bool = True,
+                     contributors_by_team: Mapping[str, Iterable[str]] | None = None,
+                     ) -> dict[str, pd.DataFrame]:
+    """LO and CS of Task 3 runs per topic with references: ``{run: frame of qid, LO,
+    CS}`` (see :func:`automatic_measures`, their means)."""
+    model = model or AnswerModel.offline_default()
+    measures = list(measures)
+    bad = set(measures) - {"LO", "CS"}
+    if bad:
+        raise InputError(f"unknown automatic measures {sorted(bad)}; expected LO, CS")
+    teams = dict(teams or {})
+
+    def team(name: str) -> str:
+        return teams.get(name) or team_of(name)
+
+    contributors = set().union(*references["runs"]) if len(references) else set()
+    out = {}
+    for name, run in runs.items():
+        refs = references
+        if ablation:
+            same = {c for c in contributors if team(c) == team(name)} | {name}
+            same |= set((contributors_by_team or {}).get(team(name), ()))
+            refs = ablate(references, same)
+        by_topic = references_by_topic(refs)
+        answers = {q: normalize_answer(a) for q, a in zip(run["qid"], run["answer"], strict=True)}
+        series = []
+        if "LO" in measures:
+            series.append(lexical_overlap(answers, by_topic, model))
+        if "CS" in measures:
+            series.append(contextual_similarity(answers, by_topic, model))
+        frame = pd.concat(series, axis=1) if series else pd.DataFrame()
+        frame = frame.reindex(columns=measures)
+        frame.index.name = "qid"
+        out[name] = frame.reset_index().astype({"qid": str})
+    return out
+
+
 def automatic_measures(runs: Mapping[str, pd.DataFrame], references: pd.DataFrame,
                        model: AnswerModel | None = None, measures: Iterable[str] = ("LO", "CS"),
                        teams: Mapping[str, str] | None = None, ablation: bool = True,
@@ -419,40 +456,17 @@ def automatic_measures(runs: Mapping[str, pd.DataFrame], references: pd.DataFram
     ``contributors_by_team``). Each measure averages over the run's topics that keep a
     reference. ``table.attrs["note"]`` says when the numbers are not official.
     """
+    from mathir.evaluation.evaluated import trec_mean
+
     model = model or AnswerModel.offline_default()
-    measures = list(measures)
-    bad = set(measures) - {"LO", "CS"}
-    if bad:
-        raise InputError(f"unknown automatic measures {sorted(bad)}; expected LO, CS")
-    teams = dict(teams or {})
-
-    def team(name: str) -> str:
-        return teams.get(name) or team_of(name)
-
-    contributors = set().union(*references["runs"]) if len(references) else set()
-    rows = {}
-    for name, run in runs.items():
-        refs = references
-        if ablation:
-            same = {c for c in contributors if team(c) == team(name)} | {name}
-            same |= set((contributors_by_team or {}).get(team(name), ()))
-            refs = ablate(references, same)
-        by_topic = references_by_topic(refs)
-        answers = {q: normalize_answer(a) for q, a in zip(run["qid"], run["answer"], strict=True)}
-        row = {}
-        if "LO" in measures:
-            lo = lexical_overlap(answers, by_topic, model)
-            row["LO"] = float(lo.mean()) if len(lo) else 0.0
-        if "CS" in measures:
-            cs = contextual_similarity(answers, by_topic, model)
-            row["CS"] = float(cs.mean()) if len(cs) else 0.0
-        rows[name] = row
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=measures)
+    scores = automatic_scores(runs, references, model, measures, teams, ablation,
+                              contributors_by_team)
+    rows = {name: {m: trec_mean(f[m].tolist()) for m in measures} for name, f in scores.items()}
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(measures))
     note = model.note()
     if note:
         table.attrs["note"] = note
     return table
-
 
 
 def neural_available() -> bool:
@@ -460,56 +474,96 @@ def neural_available() -> bool:
     return models.extra_available("neural")
 
 
-def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
-                          assignments: pd.DataFrame | None = None, *,
-                          pool: Mapping[str, pd.DataFrame] | None = None,
-                          task1_qrels: pd.DataFrame | None = None,
-                          task1_answers: Mapping[str, str] | None = None,
-                          task1_runs: Mapping[str, pd.DataFrame] | None = None,
-                          references: pd.DataFrame | None = None,
-                          model: AnswerModel | None = None, automatic: bool = True,
-                          teams: Mapping[str, str] | None = None,
-                          ablation: bool = True) -> pd.DataFrame:
-    """Task 3 evaluation of answer runs: AR, P@1 and, where references exist, LO and CS.
+def open_answer_scores(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                       assignments: pd.DataFrame | None = None, *,
+                       pool: Mapping[str, pd.DataFrame] | None = None,
+                       task1_qrels: pd.DataFrame | None = None,
+                       task1_answers: Mapping[str, str] | None = None,
+                       task1_runs: Mapping[str, pd.DataFrame] | None = None,
+                       references: pd.DataFrame | None = None,
+                       model: AnswerModel | None = None, automatic: bool = True,
+                       teams: Mapping[str, str] | None = None,
+                       ablation: bool = True) -> dict[str, pd.DataFrame]:
+    """Task 3 per topic: ``{run: frame of qid, AR, P@1, LO, CS}``, a measure NaN on a
+    topic where it has no value (so that each mean runs over its own topics, as the
+    organisers average). A measure no topic has is left out.
 
     * No ``runs``: AR and P@1 of every run named in ``assignments`` (Table 5's manual
       measures; needs ``assignments``).
-    * A run named in ``assignments`` gets AR and P@1 from its judged answers; another
-      run from the Task 1 judgment of its answers' sources (``task1_qrels``, see
-      :func:`source_measures`), else none (NaN).
-    * References (unless given): the relevant answers of the judged runs among
-      ``runs`` and ``pool`` (judged Task 3 runs used only as references), plus the
-      relevant Task 1 answers in ``task1_answers`` (``{post id: text}``; with
-      ``task1_runs``, those they retrieved). LO and CS are computed with ``model``
-      (default: :meth:`AnswerModel.offline_default`) and same-team ``ablation``; they
-      are skipped with a warning when the ``neural`` extra is missing.
+    * A run named in ``assignments`` gets AR and P@1 from its judged answers (the qrels
+      topics it answered); another run from the Task 1 judgment of its answers' sources
+      (``task1_qrels``, see :func:`source_measures`), else none.
+    * References (unless given): the relevant answers of the judged runs among ``runs``
+      and ``pool`` (judged Task 3 runs used only as references), plus the relevant Task
+      1 answers in ``task1_answers`` (``{post id: text}``; with ``task1_runs``, those they
+      retrieved). LO and CS are computed with ``model`` (default:
+      :meth:`AnswerModel.offline_default`) and same-team ``ablation`` over the topics
+      with references; they are skipped with a warning when the ``neural`` extra is
+      missing. A frame's ``attrs["note"]`` says when they are not official.
 
     >>> from mathir.samples import arqmath_sample
     >>> from mathir.qrels.arqmath import read_task3_qrels
     >>> from mathir.runs.arqmath_task3 import read_assignments
     >>> s = arqmath_sample()
-    >>> t = evaluate_open_answers({}, read_task3_qrels(s.task3_qrels), read_assignments(s.task3_assignments))
-    >>> t.loc["alpha-task3-run1-auto-both-extract-P"].tolist()
+    >>> t = open_answer_scores({}, read_task3_qrels(s.task3_qrels), read_assignments(s.task3_assignments))
+    >>> t["alpha-task3-run1-auto-both-extract-P"][["AR", "P@1"]].mean().tolist()
     [2.9, 1.0]
     """
     if not runs:
         if assignments is None:
             raise InputError("nothing to evaluate: give Task 3 run files, or an assignment "
                              "file (--assignments) to score the runs it names")
-        return manual_measures(assignments, qrels)
+        names = list(dict.fromkeys(assignments["run"]))
+    else:
+        names = list(runs)
     judged = set(assignments["run"]) if assignments is not None else set()
-    manual = []
-    in_assignments = [n for n in runs if n in judged]
-    if in_assignments:
-        manual.append(manual_measures(assignments, qrels, in_assignments))
-    others = {n: r for n, r in runs.items() if n not in judged}
-    if others and task1_qrels is not None and all("sources" in r.columns for r in others.values()):
-        manual.append(source_measures(others, task1_qrels))
-    table = pd.DataFrame(index=list(runs))
-    if manual:
-        table = table.join(pd.concat(manual))
-    if not automatic:
-        return table
+    manual = manual_per_topic(assignments, qrels) if assignments is not None else None
+    out: dict[str, pd.DataFrame] = {}
+    for name in names:
+        run = runs.get(name) if runs else None
+        frame = pd.DataFrame({"qid": pd.Series(dtype=str)})
+        if name in judged:
+            mine = manual[manual["run"] == name]
+            frame = pd.DataFrame({"qid": mine["qid"].astype(str).to_numpy(),
+                                  "AR": mine["relevance"].to_numpy(dtype=float),
+                                  "P@1": (mine["relevance"] >= 2).to_numpy(dtype=float)})
+        elif run is not None and task1_qrels is not None and "sources" in run.columns:
+            frame = _source_per_topic(run, task1_qrels)
+        out[name] = frame
+    if runs and automatic:
+        _add_automatic(out, runs, qrels, assignments, pool, task1_qrels, task1_answers,
+                       task1_runs, references, model, teams, ablation, judged)
+    order = [m for m in ("AR", "P@1", "LO", "CS") if any(m in f.columns for f in out.values())]
+    note = next((f.attrs["note"] for f in out.values() if f.attrs.get("note")), None)
+    for name, frame in out.items():
+        frame = frame.reindex(columns=["qid", *order]).sort_values("qid", kind="stable")
+        frame = frame.reset_index(drop=True)
+        if note:
+            frame.attrs["note"] = note
+        out[name] = frame
+    return out
+
+
+def _source_per_topic(run: pd.DataFrame, task1_qrels: pd.DataFrame) -> pd.DataFrame:
+    """AR and P@1 per topic through the Task 1 judgment of each answer's source (over the
+    Task 1 qrels topics the run answered; :func:`source_measures`)."""
+    labels = {(q, d): int(v) for q, d, v in zip(task1_qrels["qid"], task1_qrels["docno"],
+                                                 task1_qrels["label"], strict=True)}
+    topics = set(task1_qrels["qid"])
+    qids, rel = [], []
+    for q, src in zip(run["qid"], run["sources"], strict=True):
+        if q in topics:
+            r = labels.get((q, str(src).strip()), 0)
+            qids.append(str(q))
+            rel.append(0 if r in NOT_JUDGED_CODES else r)
+    values = np.asarray(rel, dtype=float)
+    return pd.DataFrame({"qid": qids, "AR": values, "P@1": (values >= 2).astype(float)})
+
+
+def _add_automatic(out: dict, runs, qrels, assignments, pool, task1_qrels, task1_answers,
+                   task1_runs, references, model, teams, ablation, judged) -> None:
+    """LO and CS per topic into ``out``'s frames (skipped, with a warning, when there is
+    no reference or no neural extra)."""
     if references is None:
         parts = []
         if assignments is not None:
@@ -519,70 +573,45 @@ def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
             parts.append(task1_references(task1_answers, task1_qrels, task1_runs))
         references = combine_references(*parts)
     if references.empty:
-        warnings.warn("no relevant reference answers: LO and CS not computed", stacklevel=2)
-        return table
+        warnings.warn("no relevant reference answers: LO and CS not computed", stacklevel=3)
+        return
     if not neural_available():
         warnings.warn("LO and CS not computed: they need the neural extra "
-                      f"({models.EXTRAS['neural'][1]})",
-                      stacklevel=2)
-        return table
+                      f"({models.EXTRAS['neural'][1]})", stacklevel=3)
+        return
     model = model or AnswerModel.offline_default()
-    auto = automatic_measures(runs, references, model, teams=teams, ablation=ablation)
-    table = table.join(auto)
+    auto = automatic_scores(runs, references, model, teams=teams, ablation=ablation)
     note = model.note()
     if note:
-        table.attrs["note"] = note
-        warnings.warn(note, stacklevel=2)
-    return table
+        warnings.warn(note, stacklevel=3)
+    for name, frame in auto.items():
+        merged = out[name].merge(frame, on="qid", how="outer")
+        if note:
+            merged.attrs["note"] = note
+        out[name] = merged
 
 
-def _read_run_dir(directory: str | Path, reader) -> dict[str, pd.DataFrame]:
-    d = Path(directory)
-    if not d.is_dir():
-        raise InputError("run directory not found", path=d)
-    files = sorted(d.glob("*.tsv"))
-    if not files:
-        raise InputError("no run files (*.tsv) in the directory", path=d)
-    return {f.stem: reader(f) for f in files}
+def evaluate_open_answers(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
+                          assignments: pd.DataFrame | None = None, **kwargs) -> pd.DataFrame:
+    """Task 3 evaluation of answer runs: the mean of each measure of
+    :func:`open_answer_scores` over its topics (summed as trec_eval sums); one row per
+    run. ``table.attrs["note"]`` says when LO and CS are not official.
 
-
-def evaluate_task3(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, *,
-                   assignments: str | Path | None = None, task3_pool: str | Path | None = None,
-                   task1_qrels: str | Path | None = None, collection: str | Path | None = None,
-                   task1_runs: str | Path | None = None, model: str | None = None,
-                   layer: int | str | None = None, tokenizer: str | None = None,
-                   automatic: bool = True) -> pd.DataFrame:
-    """:func:`evaluate_open_answers` with files: what ``mathir evaluate arqmath-task3`` calls.
-
-    ``assignments``: the ``run topic d_N`` file; ``task3_pool``: a directory of judged
-    Task 3 runs (references); ``task1_qrels`` and ``collection``: Task 1 references (and
-    AR/P@1 of extractive runs through their sources); ``task1_runs``: a directory of
-    Task 1 runs, which records who contributed each Task 1 reference (for the ablation);
-    ``model``/``layer``/``tokenizer``: the LO/CS model (default: the packaged
-    all-MiniLM-L6-v2, layer 6; ``witiko/mathberta`` defaults to layer 10).
+    >>> from mathir.samples import arqmath_sample
+    >>> from mathir.qrels.arqmath import read_task3_qrels
+    >>> from mathir.runs.arqmath_task3 import read_assignments
+    >>> s = arqmath_sample()
+    >>> t = evaluate_open_answers({}, read_task3_qrels(s.task3_qrels), read_assignments(s.task3_assignments))
+    >>> t.loc["alpha-task3-run1-auto-both-extract-P"].tolist()
+    [2.9, 1.0]
     """
-    from mathir.qrels.arqmath import read_qrels
-    from mathir.runs.arqmath import read_run
-    from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+    from mathir.evaluation.evaluated import mean_table
 
-    a = read_assignments(assignments) if assignments else None
-    pool = _read_run_dir(task3_pool, read_task3_run) if task3_pool else None
-    t1q = read_qrels(task1_qrels) if task1_qrels else None
-    t1_answers = None
-    if collection and t1q is not None:
-        relevant = t1q.loc[t1q["label"].isin((2, 3)), "docno"]
-        t1_answers = answer_texts(collection, relevant)
-    t1_runs = _read_run_dir(task1_runs, read_run) if task1_runs else None
-    answer_model = None
-    if model or layer is not None or tokenizer:
-        name = model or default_model_path()
-        if layer is None:
-            layer = OFFICIAL_LAYER if name == OFFICIAL_MODEL else DEFAULT_LAYER
-        try:
-            layer = int(layer)
-        except ValueError:
-            raise InputError(f"layer must be an integer, not {layer!r}") from None
-        answer_model = AnswerModel(name, layer, tokenizer)
-    return evaluate_open_answers(runs, qrels, a, pool=pool, task1_qrels=t1q,
-                                 task1_answers=t1_answers, task1_runs=t1_runs,
-                                 model=answer_model, automatic=automatic)
+    scores = open_answer_scores(runs, qrels, assignments, **kwargs)
+    columns = [m for m in ("AR", "P@1", "LO", "CS")
+               if any(m in f.columns for f in scores.values())]
+    table = mean_table(scores, columns)
+    note = next((f.attrs["note"] for f in scores.values() if f.attrs.get("note")), None)
+    if note:
+        table.attrs["note"] = note
+    return table

@@ -60,14 +60,17 @@ def per_query(run: pd.DataFrame, qrels: pd.DataFrame,
             if not_judged else ""
         raise InputError(f"the qrels judge no document{codes}", path=qrels.attrs.get("source"))
     topics = sorted(q["query_id"].unique())
-    names = {m: name for name, m in measures.items()}
+    names: dict = {}  # measure -> its columns (one measure may be asked for under two names)
+    for name, m in measures.items():
+        names.setdefault(m, []).append(name)
     values = {name: dict.fromkeys(topics, 0.0) for name in measures}
     r = _run_for_ir_measures(run) if len(run) else pd.DataFrame()
     if not r.empty:
         r = r[r["query_id"].isin(set(topics))]
     if not r.empty:
-        for m in ir_measures.iter_calc(list(measures.values()), q, r):
-            values[names[m.measure]][m.query_id] = float(m.value)
+        for m in ir_measures.iter_calc(list(names), q, r):
+            for name in names[m.measure]:
+                values[name][m.query_id] = float(m.value)
     table = pd.DataFrame({"qid": topics, **{n: [v[t] for t in topics] for n, v in values.items()}})
     return table
 

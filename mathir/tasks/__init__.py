@@ -33,6 +33,11 @@ from mathir.errors import InputError
 from mathir.evaluation.measures import Measure
 from mathir.storage import walk_glob
 
+__all__ = ["DATA_ENV", "ENTRY_POINT_GROUP", "FAMILIES", "TASKS", "Measure", "Need", "Option",
+           "Published", "QrelsVariant", "Ref", "Split", "Task", "TaskData", "choose",
+           "data_folder", "data_root", "derive_task", "find_file", "get_task",
+           "load_entry_points", "no_options", "register", "register_task"]
+
 
 class Ref:
     """A function or class named by ``"module:attribute"``, imported on first call.
@@ -102,6 +107,21 @@ class TaskData:
     extras: Mapping[str, Path] = field(default_factory=dict)
     # Per-topic information for report breakdowns (ARQMath: category, difficulty, ...).
     metadata: Path | None = None
+    #: the data folder the files were found in (None: the embedded sample)
+    root: Path | None = None
+    #: the topics evaluated, when a task selects some (a derived task); None: every topic
+    topic_ids: tuple[str, ...] | None = None
+    #: what the evaluation of these files needs besides the extras (e.g. Task 2's
+    #: ``qrels_key`` for formula-id qrels), by option name
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def select(self, frame):
+        """``frame`` (topics, qrels or a run) restricted to :attr:`topic_ids` (all when None)."""
+        if self.topic_ids is None or frame is None:
+            return frame
+        out = frame[frame["qid"].astype(str).isin(set(self.topic_ids))].reset_index(drop=True)
+        out.attrs.update(frame.attrs)
+        return out
 
 
 @dataclass(frozen=True)
@@ -125,6 +145,25 @@ class Need:
     def found(self, root: Path) -> bool:
         """Whether a file or folder under ``root`` matches."""
         return any(walk_glob(root, p) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class QrelsVariant:
+    """A published judgment file of a task besides its official qrels, chosen by name
+    (``--qrels NAME``, ``get_qrels(NAME)``): ``pattern`` is found under the data folder
+    (``{year}`` is the year or split), ``options`` go to the evaluation.
+
+    >>> QrelsVariant("all", "qrel_task1_{year}_all.tsv", "every judgment").file_pattern("2021")
+    'qrel_task1_2021_all.tsv'
+    """
+
+    name: str
+    pattern: str
+    what: str
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def file_pattern(self, label: str) -> str:
+        return self.pattern.replace("{year}", label)
 
 
 @dataclass(frozen=True)
@@ -183,12 +222,13 @@ def _measures(value) -> tuple[Measure, ...]:
 class Task:
     """Declaration of a task; see :data:`TASKS` and ``docs/extending.md``.
 
-    Every stage (``read_topics``, ``evaluate``, each pipeline, ...) is a callable or a
+    Every stage (``read_topics``, ``per_topic``, each pipeline, ...) is a callable or a
     ``"module:function"`` string, imported when first used. The evaluation is declared
     by the measures: when all of them are ir_measures ones, per-topic scores come from
     them (after ``prepare``, if given) over every qrels topic; otherwise ``per_topic``
-    or ``evaluate`` computes them. The table (:meth:`table`) is ``evaluate``'s when
-    declared, else each run's mean of its per-topic scores (:meth:`scores`).
+    computes them. The table (:meth:`table`) is each run's mean of its per-topic scores
+    (:meth:`scores`), one evaluation for every task
+    (:func:`mathir.evaluation.evaluated.evaluate`).
     """
 
     name: str
@@ -208,8 +248,6 @@ class Task:
     write_run: Stage
     #: (TaskData, index directory, quiet) -> index
     build_index: Stage
-    #: (runs by name, qrels, **options such as formula_index=PATH) -> run x measure table
-    evaluate: Stage | None = None
     years: tuple[str, ...] = field(default_factory=tuple)
     #: run file formats ``write_run`` takes; the first, the task's own, is the default
     run_formats: tuple[str, ...] = ("arqmath",)
@@ -251,6 +289,12 @@ class Task:
     #: (evaluated runs, topics, TaskData, renderer, depth) -> (topic views, legend): the
     #: run explorer's page of the task (default: the generic ranking view)
     explorer: Stage | None = None
+    #: published judgment files besides the official qrels, by name (``--qrels NAME``)
+    qrels_variants: tuple[QrelsVariant, ...] = ()
+    #: the topics a derived task evaluates: topic ids, or a predicate over the topic
+    #: frame (with the topic metadata's columns, e.g. ``category``, where the task has
+    #: them) giving a boolean mask; None: every topic (see :func:`derive_task`)
+    topic_filter: Any = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -266,9 +310,9 @@ class Task:
         if self.primary_measure not in names:
             raise ValueError(f"{self.name}: the primary measure {self.primary_measure!r} is "
                              f"not one of its measures {list(names)}")
-        if self.evaluate is None and self.per_topic is None and not self._by_ir_measures:
+        if self.per_topic is None and not self._by_ir_measures:
             raise ValueError(f"{self.name}: measures that are not ir_measures ones need "
-                             "the task's evaluate or per_topic")
+                             "the task's per_topic")
         if self.splits is None:
             splits = tuple(Split(y, y) for y in self.years)
             if self.has_sample:
@@ -277,10 +321,9 @@ class Task:
         unknown = [p for p in self.default_pipelines if p not in self.pipelines]
         if unknown:
             raise ValueError(f"{self.name}: default pipelines {unknown} are not declared")
-        from mathir.evaluation.evaluated import ORDERS
-
-        if self.order not in ORDERS:
-            raise ValueError(f"{self.name}: order {self.order!r} is not one of {list(ORDERS)}")
+        if self.order not in ("trec_eval", "rank", "given"):  # evaluated.ORDERS
+            raise ValueError(f"{self.name}: order {self.order!r} is not one of trec_eval, "
+                             "rank, given")
 
     @property
     def measure_names(self) -> tuple[str, ...]:
@@ -314,8 +357,8 @@ class Task:
 
     def table(self, runs: Mapping, qrels, **options):
         """One row per run (index: run name), one column per measure, in declared order:
-        ``evaluate``'s table, else each run's mean of its per-topic scores as trec_eval
-        averages (:func:`mathir.evaluation.evaluated.mean_table`)."""
+        each run's mean of its per-topic scores as trec_eval averages
+        (:func:`mathir.evaluation.evaluated.mean_table`)."""
         return self.evaluated(runs, qrels, **options).table
 
     def evaluation(self, runs: Mapping, qrels, **options) -> tuple:
@@ -334,10 +377,71 @@ class Task:
         return table[[m for m in self.measure_names if m in table.columns]]
 
     def data(self, data: str | Path | None = None, year: str | None = None,
-             collection: str | Path | None = None) -> TaskData:
-        """Locate the files: the embedded sample when ``data`` is None."""
-        return self.locate(Path(data) if data else None, year,
-                           Path(collection) if collection else None)
+             collection: str | Path | None = None, qrels: str | Path | None = None
+             ) -> TaskData:
+        """Locate the files: the embedded sample when ``data`` is None. ``qrels``: a
+        published variant of the judgments by name (:attr:`qrels_variants`, e.g.
+        ``"all"``) or a qrels file. A derived task's topic selection is resolved here
+        (:attr:`TaskData.topic_ids`)."""
+        import dataclasses
+
+        found = self.locate(Path(data) if data else None, year,
+                            Path(collection) if collection else None)
+        if found.root is None and data:
+            found = dataclasses.replace(found, root=Path(data))
+        if qrels is not None:
+            found = self.with_qrels(found, qrels)
+        if self.topic_filter is not None:
+            found = dataclasses.replace(found, topic_ids=self.topic_ids(found))
+        return found
+
+    def topics(self, data: TaskData):
+        """The topics of ``data`` this task evaluates (read, then its selection)."""
+        return data.select(self.read_topics(data.topics))
+
+    def qrels(self, data: TaskData):
+        """The judgments of ``data`` for those topics; None when unjudged."""
+        return data.select(self.read_qrels(data.qrels)) if data.qrels is not None else None
+
+    def with_qrels(self, data: TaskData, qrels: str | Path) -> TaskData:
+        """``data`` judged by another qrels: a declared variant's name, or a file."""
+        import dataclasses
+
+        variant = next((v for v in self.qrels_variants if v.name == str(qrels)), None)
+        if variant is None:
+            path = Path(qrels)
+            if not path.is_file():
+                names = ", ".join(v.name for v in self.qrels_variants) or "none"
+                raise InputError(f"--qrels {qrels}: neither a qrels variant of {self.name} "
+                                 f"(its variants: {names}) nor a file")
+            return dataclasses.replace(data, qrels=path)
+        if data.root is None:
+            raise InputError(f"qrels variant {variant.name!r} ({variant.what}) is a published "
+                             "file: give the data folder (--data DIR, data= in Python)")
+        hits = walk_glob(data.root, variant.file_pattern(data.label))
+        if not hits:
+            raise InputError(f"no {variant.what} ({variant.file_pattern(data.label)}) under "
+                             "the data directory", path=data.root)
+        return dataclasses.replace(data, qrels=hits[0],
+                                   options={**data.options, **variant.options})
+
+    def topic_ids(self, data: TaskData) -> tuple[str, ...]:
+        """The topics of ``data`` that this task evaluates (:attr:`topic_filter`)."""
+        topics = self.read_topics(data.topics)
+        chosen = self.topic_filter
+        if callable(chosen):
+            frame = topics
+            if data.metadata is not None and self.topic_groups is not None:
+                frame = topics.merge(self.topic_groups(data.metadata), on="qid", how="left")
+            mask = chosen(frame)
+            ids = [str(q) for q, keep in zip(frame["qid"], mask, strict=True) if bool(keep)]
+        else:
+            wanted = {str(q) for q in chosen}
+            ids = [str(q) for q in topics["qid"] if str(q) in wanted]
+        if not ids:
+            raise InputError(f"{self.name}: its topic selection keeps none of the "
+                             f"{len(topics)} topics", path=data.topics)
+        return tuple(ids)
 
     def pipeline(self, name: str, index, **kwargs):
         """The task's pipeline ``name`` over ``index``."""
@@ -372,9 +476,15 @@ class Task:
         if index_dir is None:
             from mathir.storage import index_root
 
-            key = hashlib.sha1(str(data.collection.resolve()).encode()).hexdigest()[:10]
+            # by collection and builder, not by task: tasks that build the same index (a
+            # derived task, Task 1 and Task 3) share it
+            builder = self.build_index
+            who = builder.target if isinstance(builder, Ref) else \
+                f"{builder.__module__}:{builder.__qualname__}"
+            key = hashlib.sha1(f"{data.collection.resolve()}\0{who}".encode()).hexdigest()[:10]
             root = Path(cache_root) if cache_root is not None else index_root()
-            index_dir = root / f"{self.name}-{data.collection.name}-{key}"
+            kind = who.rpartition(":")[2].lstrip("_").removeprefix("build_") or "index"
+            index_dir = root / f"{kind}-{data.collection.name}-{key}"
         elif Path(index_dir).exists() and not Path(index_dir).is_dir():
             raise InputError("the index directory is a file", path=index_dir)
         if build_options:
@@ -389,6 +499,42 @@ class Task:
                 raise InputError(f"{self.name}'s index has no option {', '.join(unknown)}"
                                  + (f" (its options: {', '.join(known)})" if known else ""))
         return self.build_index(data, Path(index_dir), quiet, **build_options)
+
+
+def derive_task(parent: Task | str, name: str, *, topics: Any = None,
+                measures: Any = None, primary_measure: str | None = None,
+                description: str | None = None, register: bool = False) -> Task:
+    """A task made from a registered one: another ``name``, a topic selection (``topics``:
+    topic ids, or a predicate over the topic frame, e.g. ``lambda t: t.category ==
+    "Proof"`` with ARQMath's topic metadata), other ``measures`` (Measure objects or
+    ir_measures strings). Its datasets and experiments filter topics and qrels, and it
+    shares the parent's index (indexes are named by collection and builder). With
+    ``register``, it is added to :data:`TASKS` (``mathir`` commands and ``mathir:``
+    datasets then know it, in this process).
+
+    >>> proof = derive_task("arqmath-task1", "arqmath-task1-a1", topics=["A.1"])
+    >>> proof.data().topic_ids, proof.dataset
+    (('A.1',), 'arqmath-task1-a1')
+    """
+    import dataclasses
+
+    base = get_task(parent) if isinstance(parent, str) else parent
+    changes: dict[str, Any] = {"name": name, "dataset": name,
+                               "description": description or
+                               f"{base.description} (derived: {name})"}
+    if topics is not None:
+        changes["topic_filter"] = topics if callable(topics) else tuple(str(t) for t in topics)
+    if measures is not None:
+        chosen = tuple(m if isinstance(m, Measure) else Measure(str(m), f"ir_measures {m}", str(m))
+                       for m in ([measures] if isinstance(measures, str) else measures))
+        changes["measures"] = chosen
+        changes["primary_measure"] = primary_measure or chosen[0].name
+        if base.prepare is None and base.per_topic is not None:
+            changes["per_topic"] = None  # the measures are ir_measures ones
+    elif primary_measure is not None:
+        changes["primary_measure"] = primary_measure
+    task = dataclasses.replace(base, **changes)
+    return globals()["register"](task) if register else task
 
 
 #: Every registered task, by name.
@@ -445,6 +591,12 @@ def register(task: Task) -> Task:
     old = dict.get(TASKS, task.name)
     if old is not None and old is not task:
         raise ValueError(f"a task named {task.name!r} is already registered")
+    family = task.dataset or task.name
+    clash = next((t.name for t in dict.values(TASKS)
+                  if t is not old and (t.dataset or t.name) == family), None)
+    if clash is not None:
+        raise ValueError(f"{task.name}: its datasets would be named mathir:{family}/..., as "
+                         f"{clash}'s are; give it another dataset= (derive_task does)")
     dict.__setitem__(TASKS, task.name, task)
     return task
 

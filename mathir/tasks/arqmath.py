@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from mathir.errors import InputError
+from mathir.errors import InputError, option
 from mathir.evaluation.measures import PRIME_MEASURES
 from mathir.samples import arqmath_sample
 from mathir.storage import walk_glob
@@ -20,6 +20,7 @@ from mathir.tasks import (
     Need,
     Option,
     Published,
+    QrelsVariant,
     Split,
     Task,
     TaskData,
@@ -59,12 +60,13 @@ def find_task1_collection(root: Path) -> Path:
                 found.append((p, what))
     if not found:
         raise InputError("no collection (" + ", ".join(p for p, _ in TASK1_COLLECTIONS)
-                         + ") under the data directory; pass --collection", path=root)
+                         + f") under the data directory; pass {option('collection')}",
+                         path=root)
     chosen, why = found[0]
     if len(found) > 1:
         others = ", ".join(str(p) for p, _ in found[1:])
         warnings.warn(f"{len(found)} Task 1 collections under {root}: took {chosen} ({why}) "
-                      f"over {others}; choose another with --collection PATH", stacklevel=3)
+                      f"over {others}; choose another with {option('collection')}", stacklevel=3)
     return chosen
 
 
@@ -72,9 +74,9 @@ def _sample_has_no_years(year: str | None) -> None:
     """The embedded sample is one small topic set: a year asks for the real files (it
     used to evaluate the sample silently)."""
     if year is not None:
-        raise InputError(f"year {year} needs the ARQMath files: give --data DIR (data= in "
-                         "Python) or set MATHIR_DATA; without them mathir evaluates the "
-                         "embedded sample, which has no years")
+        raise InputError(f"year {year} needs the ARQMath files: give {option('data', 'DIR')} "
+                         "or set MATHIR_DATA; without them mathir evaluates the embedded "
+                         "sample, which has no years")
 
 
 def _locate_task1(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
@@ -164,6 +166,11 @@ ARQMATH_TASK1 = register(Task(
     qrels_in_collection=True,
     topic_groups=_topic_groups,
     explorer="mathir.evaluation.explorer_views:arqmath_answers",
+    qrels_variants=(
+        QrelsVariant("all", "qrel_task1_{year}_all.tsv",
+                     "every judgment of the year, official and additional (2021)"),
+        QrelsVariant("additional", "qrel_task1_{year}_additional.tsv",
+                     "the judgments beyond the official ones (2021)")),
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task1",
@@ -249,6 +256,14 @@ ARQMATH_TASK2 = register(Task(
     years=ARQMATH_YEARS,
     prepare=_prepare_task2,
     explorer="mathir.evaluation.explorer_views:arqmath_formulas",
+    qrels_variants=(
+        QrelsVariant("formula_id", "qrel_task2_{year}_formula_id_official.tsv",
+                     "the official judgments by formula id (made visual-id qrels, the "
+                     "maximum relevance per visual id)", {"qrels_key": "formula_id"}),
+        QrelsVariant("formula_id_all", "qrel_task2_{year}_formula_id_all.tsv",
+                     "every judgment by formula id (2020, 2021)", {"qrels_key": "formula_id"}),
+        QrelsVariant("visual_id_all", "qrel_task2_{year}_visual_id_all.tsv",
+                     "every judgment by visual id (2021)")),
     open_index="mathir.indexing.formula_index:FormulaIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task2",
@@ -307,6 +322,64 @@ def _locate_task3(root: Path | None, year: str | None, collection: Path | None) 
     return TaskData("2022", t1.collection, t1.topics, qrels, extras)
 
 
+def _read_run_dir(directory: str | Path, reader) -> dict:
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError("run directory not found", path=d)
+    files = sorted(d.glob("*.tsv"))
+    if not files:
+        raise InputError("no run files (*.tsv) in the directory", path=d)
+    return {f.stem: reader(f) for f in files}
+
+
+def _task3_scores(runs: Mapping, qrels, *, assignments: str | Path | None = None,
+                  task3_pool: str | Path | None = None, task1_qrels: str | Path | None = None,
+                  collection: str | Path | None = None, task1_runs: str | Path | None = None,
+                  model: str | None = None, layer: int | str | None = None,
+                  tokenizer: str | None = None, automatic: bool = True) -> dict:
+    """Task 3 per topic (:func:`mathir.evaluation.open_answers.open_answer_scores`) with
+    its files: ``assignments`` (the ``run topic d_N`` file), ``task3_pool`` (a folder of
+    judged Task 3 runs: references), ``task1_qrels`` and ``collection`` (Task 1
+    references, and AR/P@1 of extractive runs through their sources), ``task1_runs`` (a
+    folder of Task 1 runs: who contributed each Task 1 reference, for the ablation),
+    ``model``/``layer``/``tokenizer`` (LO/CS: default the packaged all-MiniLM-L6-v2, layer
+    6; ``witiko/mathberta`` defaults to layer 10)."""
+    from mathir.evaluation.open_answers import (
+        DEFAULT_LAYER,
+        OFFICIAL_LAYER,
+        OFFICIAL_MODEL,
+        AnswerModel,
+        default_model_path,
+        open_answer_scores,
+    )
+    from mathir.indexing.answer_index import answer_texts
+    from mathir.qrels.arqmath import read_qrels
+    from mathir.runs.arqmath import read_run
+    from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+
+    a = read_assignments(assignments) if assignments else None
+    pool = _read_run_dir(task3_pool, read_task3_run) if task3_pool else None
+    t1q = read_qrels(task1_qrels) if task1_qrels else None
+    t1_answers = None
+    if collection and t1q is not None:
+        relevant = t1q.loc[t1q["label"].isin((2, 3)), "docno"]
+        t1_answers = answer_texts(collection, relevant)
+    t1_runs = _read_run_dir(task1_runs, read_run) if task1_runs else None
+    answer_model = None
+    if model or layer is not None or tokenizer:
+        name = model or default_model_path()
+        if layer is None:
+            layer = OFFICIAL_LAYER if name == OFFICIAL_MODEL else DEFAULT_LAYER
+        try:
+            layer = int(layer)
+        except ValueError:
+            raise InputError(f"layer must be an integer, not {layer!r}") from None
+        answer_model = AnswerModel(name, layer, tokenizer)
+    return open_answer_scores(runs, qrels, a, pool=pool, task1_qrels=t1q,
+                              task1_answers=t1_answers, task1_runs=t1_runs,
+                              model=answer_model, automatic=automatic)
+
+
 def _extractive_pipeline(name: str, retrieval: Callable) -> Callable:
     def build(index, max_chars: int = 1200, **kwargs):
         from mathir.pipelines.extractive import extractive, index_collection_texts
@@ -334,7 +407,7 @@ ARQMATH_TASK3 = register(Task(
     read_run="mathir.runs.arqmath_task3:read_task3_run",
     write_run="mathir.runs.arqmath_task3:write_task3_run",
     build_index=_build_answer_index,
-    evaluate="mathir.evaluation.open_answers:evaluate_task3",
+    per_topic=_task3_scores,
     order="given",
     explorer="mathir.evaluation.explorer_views:open_answers",
     years=("2022",),

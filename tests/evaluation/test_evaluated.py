@@ -18,6 +18,7 @@ from mathir.evaluation.explorer_views import build_explorer
 from mathir.experiment import evaluate_runs, run_experiment, view_runs
 from mathir.qrels.arqmath import read_qrels
 from mathir.tasks import TaskData, get_task
+from tests.conftest import error_lines
 
 TASK1 = get_task("arqmath-task1")
 
@@ -154,7 +155,7 @@ def test_a_run_sharing_no_topic_with_the_qrels_is_one_error_line(tmp_path, capsy
         run = _write_run(tmp_path / "r.tsv", [("A.1", "1002", 1, 1.0)])
         args = ["arqmath-task1", "--qrels", str(s.task2_qrels_visual_id)]
     assert main(["evaluate", *args, str(run)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err)
     assert len(err) == 1 and err[0].startswith("error: run 'r' shares no topic with the qrels")
 
 
@@ -225,8 +226,9 @@ def test_the_task2_explorer_counts_the_instance_the_evaluation_counted():
     ex, _ = build_explorer(ev, topics, data, all_topics=True)
     hits = ex.topics[0].hits["r"]
     assert [(h.docno, h.rank) for h in hits] == [(vid, 1), (other.visual_id, 2)]
-    assert hits[0].about.startswith(f"formula {recs[1].formula_id}")
-    assert f"same visual id, not counted again: {recs[0].formula_id} (score 1)" in hits[0].about
+    assert hits[0].about.startswith(f'formula <bdi dir="ltr">{recs[1].formula_id}</bdi>')
+    assert (f'same visual id, not counted again: <bdi dir="ltr">{recs[0].formula_id}</bdi> '
+            "(score 1)") in hits[0].about
 
 
 def test_task3_report_and_explorer_on_the_sample(tmp_path):

@@ -11,16 +11,19 @@ import numpy as np
 import pytest
 
 from mathir.cli import main
-from mathir.evaluation.explorer import MathRenderer, latex_to_mathml
+from mathir.evaluation.explorer import Explorer
 from mathir.evaluation.explorer_views import formula_matcher
+from mathir.evaluation.mathml import MathRenderer
 from mathir.experiment import run_experiment, write_experiment_report
 from mathir.tasks import get_task
 from tests.browser import run_chromium
+from tests.conftest import error_lines
 
 # task -> (pipelines, topics with judgments in the sample)
 TASKS = {
     "arqmath-task1": (None, 10),
     "arqmath-task2": (None, 10),
+    "arqmath-task3": (None, None),
     "worldtree": (["tfidf", "bm25"], None),
     "word-problems": (None, 5),
 }
@@ -47,33 +50,6 @@ def _formulas(text: str) -> int:
 
 
 # --- formulas -------------------------------------------------------------------------------
-
-
-def test_formulas_cannot_inject_markup():
-    for hostile in (r"\text{<script>alert(1)</script>}", r"\text{<img src=x onerror=alert(1)>}",
-                    r"x</math><script>alert(1)</script>", r"\mathrm{<a href='http://x'>y</a>}"):
-        # converted and reduced to MathML, or (not well-formed) shown as escaped source
-        markup = MathRenderer().formula(hostile)
-        assert markup.startswith(("<math>", '<code class="tex"'))
-        doc = lxml.html.fragment_fromstring(f"<div>{markup}</div>")
-        assert not doc.xpath("//script | //img | //a | //*[@onerror] | //*[@href]"), markup
-    assert latex_to_mathml(r"\text{<script>alert(1)</script>}") == \
-        "<math><mtext>&lt;script&gt;alert(1)&lt;/script&gt;</mtext></math>"
-
-
-def test_unconvertible_formulas_stay_as_their_source_and_are_counted():
-    r = MathRenderer()
-    html = r.text(r"Take $\frac{1}{$ and $x^2$.", kind="topic")
-    assert '<code class="tex"' in html and "$\\frac{1}{$" in html and "<math>" in html
-    assert r.stats["topic"].formulas == 2 and r.stats["topic"].unconverted == ["\\frac{1}{"]
-
-
-def test_snippets_are_cut_between_formulas_never_inside():
-    r = MathRenderer()
-    text = "word " * 30 + "$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$" + " tail" * 100
-    html = r.text(text, limit=160)
-    assert html.endswith("…") and html.count("<math") == html.count("</math>") == 1
-    assert len(r.text(text * 3, limit=50)) < 400
 
 
 def test_formulas_matching_the_query_are_marked():
@@ -164,6 +140,7 @@ def test_task2_instances_of_one_visual_id_form_one_group():
     """As the evaluation counts them: the first instance, the others listed with it."""
     import pandas as pd
 
+    from mathir.evaluation.evaluated import evaluate
     from mathir.evaluation.explorer_views import build_explorer
     from mathir.indexing.formula_tsv import iter_formula_index
 
@@ -177,11 +154,12 @@ def test_task2_instances_of_one_visual_id_form_one_group():
     topics = task.read_topics(data.topics).head(1)
     run = pd.DataFrame({"qid": [topics.qid[0]] * 3, "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0],
                         "docno": [recs[0].formula_id, other.formula_id, recs[1].formula_id]})
-    ex, _ = build_explorer("arqmath-task2", topics, task.read_qrels(data.qrels), {"r": run},
-                           extras=data.extras)
+    ev = evaluate(task, {"r": run}, task.read_qrels(data.qrels), **data.extras)
+    ex, _ = build_explorer(ev, topics, data, all_topics=True)
     hits = ex.topics[0].hits["r"]
     assert [(h.docno, h.rank) for h in hits] == [(vid, 1), (other.visual_id, 2)]
-    assert f"same visual id, not counted again: {recs[1].formula_id} (rank 3)" in hits[0].about
+    assert (f'same visual id, not counted again: <bdi dir="ltr">{recs[1].formula_id}</bdi> '
+            "(score 1)") in hits[0].about
 
 
 def test_worldtree_shows_question_answer_and_roles(reports):
@@ -228,9 +206,9 @@ def test_view_writes_the_same_report_for_any_run_files(reports, tmp_path, capsys
     assert len(doc.xpath("//section[@data-qid]")) == 10
     assert "their-bm25 (baseline)" in doc.text_content()
     assert main(["view", "--task", "arqmath-task1", "--baseline", "nope", str(copies[0])]) == 2
-    assert capsys.readouterr().err.startswith("error: baseline 'nope'")
+    assert error_lines(capsys.readouterr().err)[0].startswith("error: baseline 'nope'")
     assert main(["view", "--task", "arqmath-task1", str(tmp_path / "missing.tsv")]) == 2
-    assert capsys.readouterr().err.startswith("error: ")
+    assert error_lines(capsys.readouterr().err)[0].startswith("error: ")
 
 
 # --- in a real browser ----------------------------------------------------------------------
@@ -313,3 +291,117 @@ def test_real_2022_task1_explorer_renders_every_question_formula(tmp_path):
     # few fail (measured: 1 of 853, a formula cut in two by a '$' inside its \text{});
     # each is on the page as its source
     assert len(stats.unconverted) <= 0.01 * expected
+
+
+# --- hostile input: ids, names and formulas from anywhere --------------------------------
+
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE
+HUGE = "x+" * 100_000 + "1"  # a 200 KB formula
+
+
+def hostile_explorer() -> Explorer:
+    """Three runs over topics whose ids hold '%' (and one that reads as another when
+    decoded twice), a docno and a run name with a bidi override, and a 200 KB formula
+    in a document every topic lists."""
+    from mathir.evaluation.explorer import Hit, Judged, TopicView, label_badges
+
+    badge = label_badges({"1": "R"})
+    renderer = MathRenderer()
+    runs = ["bm25", "tfidf", f"spoof{RLO}gnp.exe"]
+    topics = []
+    for i, qid in enumerate(["A.1", "A%2E1", "50%", f"Q{RLO}1.A"]):
+        t = TopicView(qid, f"topic {i}", f"<div class='body'>query {i}: {renderer.text('$x^2$')}</div>")
+        for j, run in enumerate(runs):
+            docs = ["BIG", f"D{RLO}2", f"d{i}"] if j != 1 else [f"D{RLO}2", "BIG", f"d{i}"]
+            t.hits[run] = [Hit(d, k + 1, 3.0 - k, "1" if d == "BIG" else "unjudged",
+                               badge("1" if d == "BIG" else "unjudged"))
+                           for k, d in enumerate(docs)]
+            t.ranks[run] = {d: k + 1 for k, d in enumerate(docs)}
+            t.scores[run] = {"m": j * (4 - i) / 10}  # A.1 gains most: the first listed
+        t.judged = [Judged("BIG", "1", badge("1"))]
+        t.snippets = {"BIG": renderer.text(f"a long one: ${HUGE}$ and $y$"),
+                      f"D{RLO}2": "two", f"d{i}": f"doc {i}"}
+        topics.append(t)
+    return Explorer(runs, "bm25", "m", ["m"], topics, depth=20)
+
+
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory):
+    import pandas as pd
+
+    from mathir.evaluation.explorer import explorer_html
+    from mathir.evaluation.report import html_report, write_report
+
+    ex = hostile_explorer()
+    table = pd.DataFrame({"m": [0.1, 0.2, 0.3]}, index=ex.runs)
+    page = html_report("hostile", table, "bm25", explorer=explorer_html(ex))
+    return write_report(tmp_path_factory.mktemp("hostile") / "page.html", page)
+
+
+def test_topic_ids_are_percent_encoded_in_links(hostile_page):
+    doc = _doc(hostile_page)
+    links = {a.get("href") for a in doc.xpath("//table[@class='topics']//a")}
+    assert {"#q-A.1", "#q-A%252E1", "#q-50%25", "#q-Q%E2%80%AE1.A"} == links
+    assert set(doc.xpath("//svg//a/@href")) == links
+    js = hostile_page.read_text(encoding="utf-8")
+    # the page's script never decodes a fragment without catching a malformed escape
+    assert "decodeURIComponent(location" not in js
+
+
+def test_ids_and_names_are_isolated_from_bidi(hostile_page):
+    doc = _doc(hostile_page)
+    shown = doc.xpath("//div[@id='explorer']")[0].text_content()
+    assert RLO not in shown and "spoof<U+202E>gnp.exe" in shown and "D<U+202E>2" in shown
+    # ids in the DOM contract stay as they are
+    assert f"D{RLO}2" in doc.xpath("//li[contains(@class,'hit')]/@data-docno")
+    assert f"Q{RLO}1.A" in doc.xpath("//section/@data-qid")
+    for b in doc.xpath("//li[contains(@class,'hit')]//div[@class='meta']/b"):
+        (bdi,) = b.xpath("./bdi")
+        assert bdi.get("dir") == "ltr"
+    for h in doc.xpath("//div[@class='col']/h3 | //section/h3"):
+        assert h.xpath("./bdi[@dir='ltr']"), lxml.html.tostring(h)
+    assert all(RLO not in t for t in doc.xpath("//@title | //svg//title/text() | //@aria-label"))
+
+
+def test_a_huge_formula_keeps_the_page_small(hostile_page):
+    size = hostile_page.stat().st_size
+    assert size < 60_000, size  # the formula alone is 200 KB, in 4 topics
+    doc = _doc(hostile_page)
+    big = doc.xpath("//div[@class='docs']/div[@data-doc='BIG']//code")
+    assert len(big) == 4 and all("200,001 characters" in c.text_content() for c in big)
+
+
+@pytest.mark.parametrize(("fragment", "opened"), [
+    ("", "A.1"),  # no fragment: the first topic of the list
+    ("link", "A%2E1"),  # the page's own link: the id, not A.1 (its id decoded twice)
+    ("link", "50%"),
+    ("#q-50%", "50%"),  # a malformed escape (typed): left as it is, the script goes on
+    ("link", f"Q{RLO}1.A"),
+])
+def test_hostile_page_in_headless_chromium(hostile_page, tmp_path, fragment, opened):
+    """Ids with '%', a bidi override in a docno and a run name, a 200 KB formula, three
+    runs: after the page's script ran."""
+    if fragment == "link":  # as a click on the topic in the list opens it
+        (fragment,) = _doc(hostile_page).xpath(
+            f"//table[@class='topics']//tr[@data-qid='{opened}']//a/@href")
+    shot = tmp_path / "shot.png"
+    dom = lxml.html.document_fromstring(run_chromium(
+        hostile_page.as_uri() + fragment, tmp_path / "profile", shot if not fragment else None))
+    (ex,) = dom.xpath("//div[@id='explorer']")
+    assert ex.get("data-ready") == "1"  # the script ran to its end
+    (section,) = dom.xpath("//section[contains(@class,'open')]")
+    assert section.get("data-qid") == opened
+    assert dom.xpath("//tr[contains(@class,'cur')]/@data-qid") == [opened]
+    cols = section.xpath(".//div[@class='col']")
+    assert [c.get("data-run") for c in cols] == ["bm25", "tfidf", f"spoof{RLO}gnp.exe"]
+    # the snippets were filled in: the huge formula shortened, in each run's list
+    big = section.xpath(".//li[contains(@class,'hit')][@data-docno='BIG']//div[@class='snip']//code")
+    assert len(big) == 3 and all("200,001 characters" in c.text_content() for c in big)
+    assert section.xpath(".//div[@class='snip']//math")  # the small formula beside it
+    # the docno and the run name with a bidi override are isolated, the override written out
+    for li in section.xpath(f".//li[contains(@class,'hit')][@data-docno='D{RLO}2']"):
+        assert li.xpath(".//b/bdi[@dir='ltr']")[0].text_content() == "D<U+202E>2"
+    assert cols[2].xpath("./h3/bdi[@dir='ltr']")[0].text_content() == "spoof<U+202E>gnp.exe"
+    assert RLO not in ex.text_content()
+    if not fragment:
+        assert _non_blank(shot)

@@ -11,13 +11,14 @@ import pytest
 
 from mathir.cli import main
 from mathir.samples import worldtree_sample
+from tests.conftest import error_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def _one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert len(lines) == 1 and lines[0].startswith("error: "), err[-3000:]
     return lines[0]
 

@@ -69,7 +69,7 @@ def test_the_collection_is_chosen_explicitly_and_a_choice_among_several_is_said(
     root = _data_folder(tmp_path, "thread_html_a", "threads_all")
     with pytest.warns(UserWarning, match=r"2 Task 1 collections .*took .*threads_all "
                       r"\(the uncut folder of thread files\) over .*thread_html_a; "
-                      r"choose another with --collection PATH"):
+                      r"choose another with collection=$"):  # Python's words
         assert task.data(root, "2022").collection.name == "threads_all"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one candidate, or an explicit one: nothing to say
@@ -90,7 +90,7 @@ def test_a_single_thread_folder_is_taken_without_a_warning(tmp_path):
         assert get_task("arqmath-task1").data(root, "2022").collection.name == "thread_html_only"
     empty = _data_folder(tmp_path / "empty")
     with pytest.raises(InputError, match=r"no collection \(Posts.V1.3.xml, threads_all, "
-                       r"thread_html\*\).*pass --collection"):
+                       r"thread_html\*\).*pass collection="):
         get_task("arqmath-task1").data(empty, "2022")
 
 

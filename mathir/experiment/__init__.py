@@ -1,0 +1,64 @@
+"""Experiments: build the index, run pipelines into run files with manifests, reuse runs
+whose declared identity is unchanged, evaluate once, test significance, write reports.
+
+The task registry (:mod:`mathir.tasks`) says what a task is; this package runs one. It,
+``tasks/`` and ``cli.py`` are the only modules that wire the stages (indexing,
+pipelines, runs, evaluation) together. Its rooms:
+
+* :mod:`~mathir.experiment.pipelines`: pipelines declared, resolved, built once;
+* :mod:`~mathir.experiment.running`: running them into run files with manifests, reuse,
+  the one evaluation;
+* :mod:`~mathir.experiment.quiet`: silencing the libraries (``--quiet``);
+* :mod:`~mathir.experiment.reports`: per-topic files, the HTML report and its explorer;
+* :mod:`~mathir.experiment.run_files`: anyone's run files (``mathir evaluate``, ``view``).
+
+Nothing here imports pandas or PyTerrier at import time.
+"""
+
+from mathir.experiment.pipelines import (
+    ENTRY_POINT_GROUP,
+    PIPELINES_VARIABLE,
+    Pipeline,
+    PipelineSource,
+    accepts,
+    available_pipelines,
+    import_reference,
+    load_pipelines_file,
+    plugin_pipelines,
+    plugin_pipelines_by_task,
+    resolve_pipelines,
+)
+from mathir.experiment.quiet import quiet_libraries
+from mathir.experiment.reports import (
+    experiment_explorer,
+    significance_note,
+    write_experiment_report,
+    write_per_topic,
+)
+from mathir.experiment.run_files import (
+    collection_docnos,
+    evaluate_run_files,
+    evaluate_runs,
+    read_runs,
+    view_runs,
+)
+from mathir.experiment.running import (
+    ExperimentResult,
+    PipelineError,
+    build_pipeline,
+    check_judged,
+    check_workers,
+    evaluation_record,
+    run_experiment,
+    run_pipeline,
+    write_pipeline_run,
+)
+
+__all__ = ["ENTRY_POINT_GROUP", "PIPELINES_VARIABLE", "ExperimentResult", "Pipeline",
+           "PipelineError", "PipelineSource", "accepts", "available_pipelines",
+           "build_pipeline", "check_judged", "check_workers", "collection_docnos",
+           "evaluate_run_files", "evaluate_runs", "evaluation_record", "experiment_explorer",
+           "import_reference", "load_pipelines_file", "plugin_pipelines",
+           "plugin_pipelines_by_task", "quiet_libraries", "read_runs", "resolve_pipelines",
+           "run_experiment", "run_pipeline", "significance_note", "view_runs",
+           "write_experiment_report", "write_per_topic", "write_pipeline_run"]

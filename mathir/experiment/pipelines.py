@@ -1,0 +1,346 @@
+"""The pipelines of an experiment: declared, resolved, built once.
+
+Pipelines come from four places, by name: the task's registry, packages that declare a
+``mathir.pipelines`` entry point (:data:`ENTRY_POINT_GROUP`), a Python file defining
+``PIPELINES = {...}`` (:func:`load_pipelines_file`), and the caller, as a mapping from a
+name to a ``pt.Transformer``, a factory ``(index, **kwargs) -> pt.Transformer`` or a
+``"module:factory"`` reference (:func:`resolve_pipelines`). Nothing heavy is imported
+here, so that ``mathir --help`` can list the entry-point pipelines cheaply.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import re
+import sys
+import traceback
+import types
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mathir.errors import InputError
+from mathir.runs.provenance import (
+    pipeline_identity,
+    qualified_name,
+)
+from mathir.tasks import Ref, Task, get_task
+
+if TYPE_CHECKING:
+    pass
+
+
+#: Entry-point group through which an installed package adds pipelines to a task. An
+#: entry point named ``TASK.NAME`` (e.g. ``arqmath-task1.mybm25``) whose value is
+#: ``"package.module:factory"`` adds pipeline NAME to TASK; the factory is called as
+#: ``factory(index, **kwargs)`` and returns a ``pt.Transformer``.
+ENTRY_POINT_GROUP = "mathir.pipelines"
+#: What :func:`load_pipelines_file` reads from a pipelines file.
+PIPELINES_VARIABLE = "PIPELINES"
+_FILE_MODULE_PREFIX = "mathir_pipelines_file_"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """One pipeline of an experiment: a factory ``(index, **kwargs) -> pt.Transformer``
+    with its keyword arguments, or a ready transformer (``factory`` None).
+
+    Its identity (:meth:`identity`) is what a stored run must match to be reused.
+
+    >>> p = Pipeline("bm25-k0.9", Ref("mathir.pipelines.lexical:bm25").resolve(), {"k1": 0.9})
+    >>> p.reference, p.identity()["kwargs"]
+    ('mathir.pipelines.lexical:bm25', {'k1': 0.9})
+    """
+
+    name: str
+    factory: Callable[..., Any] | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    transformer: Any = None
+    #: where it was declared: "task", "entry point NAME (DIST)", "python", a file ...
+    origin: str = "python"
+
+    def build(self, index, verbose: bool = False):
+        """The transformer over ``index`` (``verbose`` goes to factories that take it)."""
+        if self.transformer is not None:
+            return self.transformer
+        kwargs = dict(self.kwargs)
+        if accepts(self.factory, "verbose") and "verbose" not in kwargs:
+            kwargs["verbose"] = verbose
+        built = self.factory(index, **kwargs)
+        if not callable(getattr(built, "transform", None)):
+            raise InputError(
+                f"pipeline {self.name!r}: its factory {qualified_name(self.factory)} returned "
+                f"{type(built).__name__}, not a PyTerrier transformer (an object with "
+                "transform(topics) -> results)")
+        return built
+
+    def identity(self) -> dict:
+        """:func:`mathir.runs.provenance.pipeline_identity` of this pipeline."""
+        return pipeline_identity(self.name, self.factory, self.kwargs, self.transformer)
+
+    @property
+    def reference(self) -> str | None:
+        """``module:function`` from which worker processes rebuild it; None for a lambda,
+        a local function, a pipelines file's function or a transformer object."""
+        f = self.factory
+        if not isinstance(f, types.FunctionType) or "<" in f.__qualname__:
+            return None
+        module = sys.modules.get(f.__module__)
+        if module is None or f.__module__ == "__main__" \
+                or f.__module__.startswith(_FILE_MODULE_PREFIX):
+            return None
+        found: Any = module
+        for part in f.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is not f:
+            return None
+        try:
+            hash(tuple(sorted(self.kwargs.items())))
+        except TypeError:  # worker specs are hashable
+            return None
+        return f"{f.__module__}:{f.__qualname__}"
+
+
+def accepts(factory: Any, parameter: str) -> bool:
+    """Whether ``factory`` names keyword ``parameter``. ``**kwargs`` counts only where the
+    factory says where they go, by ``__wrapped__`` (a function or a :class:`Ref`).
+
+    >>> accepts(lambda index, verbose=False: None, "verbose"), accepts(print, "model")
+    (True, False)
+    """
+    if isinstance(factory, Ref):
+        factory = factory.resolve()
+    try:
+        parameters = inspect.signature(factory, follow_wrapped=False).parameters
+    except (TypeError, ValueError):
+        return False
+    found = parameters.get(parameter)
+    if found is not None:
+        return found.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              inspect.Parameter.KEYWORD_ONLY)
+    wrapped = getattr(factory, "__wrapped__", None)
+    forwards = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    return forwards and wrapped is not None and wrapped is not factory \
+        and accepts(wrapped, parameter)
+
+
+def import_reference(target: str, what: str = "pipeline") -> Any:
+    """The object named by ``"module:attribute"``; InputError when it cannot be imported.
+
+    >>> import_reference("mathir.pipelines.lexical:bm25").__name__
+    'bm25'
+    """
+    module, sep, attribute = target.partition(":")
+    if not sep or not module or not attribute:
+        raise InputError(f"{what}: expected 'module:attribute', not {target!r}")
+    try:
+        value = importlib.import_module(module)
+    except SyntaxError as e:
+        raise InputError(f"syntax error: {e.msg}", path=e.filename, line=e.lineno) from None
+    except ImportError as e:
+        raise InputError(f"{what}: cannot import {module!r}: {e}") from None
+    for part in attribute.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise InputError(f"{what}: module {module!r} has no attribute {attribute!r}") from None
+    return value
+
+
+def plugin_pipelines(task: str | None = None) -> dict[str, importlib.metadata.EntryPoint]:
+    """The entry points of :data:`ENTRY_POINT_GROUP` that add pipelines to ``task``, by
+    pipeline name (nothing is imported); see :func:`plugin_pipelines_by_task`.
+
+    >>> plugin_pipelines("arqmath-task1")
+    {}
+    """
+    return plugin_pipelines_by_task().get(task, {})
+
+
+def plugin_pipelines_by_task() -> dict[str, dict[str, importlib.metadata.EntryPoint]]:
+    """Task -> pipeline name -> entry point, of every installed package. A name that is
+    not ``TASK.NAME``, or whose value is not ``module:attribute``, is skipped with a
+    warning; of two entry points with one name, the first is kept."""
+    out: dict[str, dict[str, importlib.metadata.EntryPoint]] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        owner, sep, name = ep.name.partition(".")
+        if not sep or not owner or not name or ":" not in ep.value:
+            warnings.warn(f"entry point {ep.name} = {ep.value!r} ({_distribution(ep)}) of "
+                          f"group {ENTRY_POINT_GROUP!r} ignored: expected TASK.PIPELINE = "
+                          "'module:factory'", stacklevel=2)
+            continue
+        out.setdefault(owner, {}).setdefault(name, ep)
+    return out
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else "unknown package"
+
+
+def available_pipelines(task: Task) -> dict[str, tuple[Any, str]]:
+    """Pipeline name -> (factory or reference, origin): the task's own, then those of
+    entry points (a name the task already has is ignored, with a warning)."""
+    out: dict[str, tuple[Any, str]] = {n: (f, "task") for n, f in task.pipelines.items()}
+    for name, ep in plugin_pipelines(task.name).items():
+        where = f"entry point {ep.name} ({_distribution(ep)})"
+        if name in out:
+            warnings.warn(f"{where} ignored: {task.name} already has a pipeline {name!r}",
+                          stacklevel=2)
+            continue
+        out[name] = (Ref(ep.value), where)
+    return out
+
+
+_BAD_NAME = re.compile(r"[\s/\\\x00]|^\.|^$")
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or _BAD_NAME.search(name):
+        raise InputError(f"pipeline name {name!r}: it names the run file and the run, so it "
+                         "must be one word, without '/' and not starting with '.'")
+    return name
+
+
+def declared_pipeline(name: str, source: Any, origin: str, options: Mapping[str, Any],
+              available: Mapping[str, tuple[Any, str]]) -> Pipeline:
+    """A :class:`Pipeline` from what a user or a registry declared."""
+    import pyterrier as pt
+
+    if isinstance(source, Pipeline):
+        return Pipeline(name, source.factory, source.kwargs, source.transformer, source.origin)
+    if isinstance(source, str):
+        if ":" not in source:
+            if source not in available:  # another name for a known pipeline
+                raise unknown_pipeline(source, available)
+            stage, origin = available[source]
+            return declared_pipeline(name, stage, origin, options, available)
+        source = import_reference(source, f"pipeline {name!r}")
+    if isinstance(source, Ref):
+        source = import_reference(source.target, f"pipeline {name!r}")
+    if isinstance(source, pt.Transformer):
+        return Pipeline(name, transformer=source, origin=origin)
+    kwargs: dict[str, Any] = {}
+    if isinstance(source, functools.partial) and not source.args:
+        source, kwargs = source.func, dict(source.keywords)
+    if not callable(source):
+        raise InputError(f"pipeline {name!r}: expected a pt.Transformer, a factory "
+                         f"(index) -> pt.Transformer or 'module:factory', not "
+                         f"{type(source).__name__}")
+    chosen = {k: v for k, v in options.items() if k not in kwargs and accepts(source, k)}
+    return Pipeline(name, source, {**chosen, **kwargs}, origin=origin)
+
+
+def unknown_pipeline(name: str, available: Mapping) -> InputError:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(available), n=2, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    return InputError(f"unknown pipeline {name!r}; {hint}available: {', '.join(available)}")
+
+
+PipelineSource = Any  # str | pt.Transformer | Callable[..., pt.Transformer] | Pipeline
+
+
+def resolve_pipelines(task: Task | str,
+                      pipelines: Iterable[str | Mapping[str, PipelineSource]]
+                      | Mapping[str, PipelineSource] | None = None,
+                      options: Mapping[str, Any] | None = None) -> dict[str, Pipeline]:
+    """The pipelines to run, by name, in order.
+
+    ``pipelines`` is None (the task's defaults), a mapping ``name -> source``, or a list
+    mixing names (of the task's pipelines or of entry points) and such mappings. A source
+    is a ``pt.Transformer``, a factory ``(index, **kwargs) -> pt.Transformer`` (a
+    ``functools.partial`` carries its keyword arguments), a ``"module:factory"``
+    reference, or the name of another pipeline. ``options`` (e.g. ``{"cross_encoder":
+    PATH}``) go to every factory that names them as a parameter.
+
+    >>> ps = resolve_pipelines("arqmath-task1", ["bm25", {"mine": lambda index: None}])
+    >>> [(p.name, p.origin) for p in ps.values()]
+    [('bm25', 'task'), ('mine', 'python')]
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    options = dict(options or {})
+    available = available_pipelines(task)
+    if pipelines is None:
+        items: list = list(task.default_pipelines)
+    elif isinstance(pipelines, (str, Mapping)):
+        items = [pipelines]
+    else:
+        items = list(pipelines)
+    out: dict[str, Pipeline] = {}
+    for item in items:
+        if isinstance(item, Mapping):
+            entries = [(n, s, "python") for n, s in item.items()]
+        elif isinstance(item, str):
+            if item not in available:
+                raise unknown_pipeline(item, available)
+            entries = [(item, *available[item])]
+        else:
+            raise InputError(f"pipelines: expected names and name -> pipeline mappings, not "
+                             f"{type(item).__name__}")
+        for name, source, origin in entries:
+            if _check_name(name) in out:
+                raise InputError(f"two pipelines are named {name!r}")
+            out[name] = declared_pipeline(name, source, origin, options, available)
+    unused = [k for k in options if not any(k in p.kwargs for p in out.values())]
+    if unused:
+        warnings.warn(f"{', '.join(unused)}: used by none of the pipelines run "
+                      f"({', '.join(out)})", stacklevel=2)
+    return out
+
+
+def load_pipelines_file(path: str | Path) -> dict[str, PipelineSource]:
+    """The ``PIPELINES`` mapping of a Python file (name -> transformer, factory or
+    ``"module:factory"``). Loading it runs the user's own code, as importing does.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "mine.py"
+    >>> _ = f.write_text("PIPELINES = {'mine': 'mathir.pipelines.lexical:bm25'}")
+    >>> load_pipelines_file(f)
+    {'mine': 'mathir.pipelines.lexical:bm25'}
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("pipelines file not found", path=p)
+    key = hashlib.sha1(str(p.resolve()).encode()).hexdigest()[:10]
+    name = f"{_FILE_MODULE_PREFIX}{re.sub(r'[^0-9A-Za-z_]', '_', p.stem)}_{key}"
+    spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:
+        raise InputError("not a Python file", path=p)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # pickling and dataclasses look their module up here
+    # the file's folder on the import path while it loads, as `python FILE` has it, so that
+    # it can import the modules beside it
+    folder = str(p.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        sys.modules.pop(name, None)
+        where = p if not e.filename or Path(e.filename).resolve() == p.resolve() else e.filename
+        raise InputError(f"syntax error: {e.msg}", path=where, line=e.lineno) from None
+    except ImportError as e:
+        sys.modules.pop(name, None)
+        raise InputError(f"cannot import {e.name or ''}: {e}".replace(" : ", ": "),
+                         path=p) from None
+    except Exception as e:  # noqa: BLE001 - the file's own error, named by its line
+        sys.modules.pop(name, None)
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__)
+                 if f.filename and Path(f.filename).resolve() == p.resolve()]
+        raise InputError(f"{type(e).__name__}: {e}", path=p,
+                         line=lines[-1] if lines else None) from None
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    found = getattr(module, PIPELINES_VARIABLE, None)
+    if not isinstance(found, Mapping):
+        raise InputError(f"defines no {PIPELINES_VARIABLE} = {{name: pipeline}} mapping", path=p)
+    return dict(found)

@@ -1,0 +1,448 @@
+"""Running an experiment: build the index, run each pipeline into its run file with a
+manifest, reuse runs whose declared identity is unchanged, and evaluate them once
+(:mod:`mathir.evaluation.evaluated`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mathir.errors import InputError
+from mathir.experiment.pipelines import (
+    Pipeline,
+    PipelineSource,
+    available_pipelines,
+    declared_pipeline,
+    import_reference,
+    resolve_pipelines,
+    unknown_pipeline,
+)
+from mathir.experiment.quiet import quiet_libraries
+from mathir.models import require_extra
+from mathir.runs.provenance import (
+    remove_manifest,
+    run_manifest,
+    stale_reason,
+)
+from mathir.runs.provenance import write_manifest as write_run_manifest
+from mathir.storage import atomic_file, exclusive_lock
+from mathir.tasks import Ref, Task, TaskData, get_task
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` produced: run files, tables and extra files."""
+
+    task: str
+    data: TaskData
+    runs: dict[str, Path]
+    table: pd.DataFrame | None
+    seconds: dict[str, float]
+    files: dict[str, Path] = field(default_factory=dict)
+    per_topic: dict[str, pd.DataFrame] | None = None
+    significance: pd.DataFrame | None = None
+    baseline: str | None = None
+    reused: list[str] = field(default_factory=list)
+    # PNG bytes of the figures among ``files``, as this experiment drew them.
+    figures: dict[str, bytes] = field(default_factory=dict)
+    #: pipeline -> why its run was (re)computed (the others are in ``reused``)
+    recomputed: dict[str, str] = field(default_factory=dict)
+    test: str = "t"
+    correction: str = "holm"
+    #: the one evaluation every view reads (:class:`mathir.evaluation.evaluated.EvaluatedRuns`)
+    evaluation: Any = None
+    #: the topics of the runs (read once; the explorer lists them)
+    topics: Any = None
+
+    @property
+    def judged_note(self) -> str | None:
+        """Which judgments scored the runs, in words (None where every judgment counts)."""
+        return self.evaluation.judged_note if self.evaluation is not None else None
+
+
+# --- pipelines: declared, resolved, built once ---------------------------------------------
+
+
+def build_pipeline(task_name: str, pipeline: str, index_dir: str, **kwargs):
+    """Reopen a task's index and build a pipeline: a name of the task (or of an entry
+    point), or a ``"module:factory"`` reference. Worker processes call this."""
+    task = get_task(task_name)
+    if task.open_index is None:
+        raise InputError(f"{task_name} cannot reopen its index in worker processes")
+    index = task.open_index(Path(index_dir))
+    available = available_pipelines(task)
+    if pipeline in available:
+        factory = available[pipeline][0]
+        if isinstance(factory, Ref):
+            factory = import_reference(factory.target)
+    else:
+        factory = import_reference(pipeline)
+    return factory(index, **kwargs)
+
+
+def _describe(pipe) -> str | None:
+    try:
+        return repr(pipe)
+    except Exception:  # noqa: BLE001 - a description only
+        return None
+
+
+def _run(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path, quiet: bool,
+         workers: int, ray_address: str | None, run_format: str) -> tuple[Path, str | None]:
+    """Build ``pipeline`` once (here, or once in each worker) and write its run."""
+    parallel = (workers > 1 or ray_address) and task.open_index is not None \
+        and getattr(index, "path", None) is not None
+    reference = pipeline.reference if parallel else None
+    if parallel and reference is None:
+        warnings.warn(f"pipeline {pipeline.name!r} runs in this process: workers rebuild a "
+                      "pipeline from an importable factory ('module:function'), not from a "
+                      "lambda, a local function or a transformer object", stacklevel=3)
+    if reference is not None:
+        from mathir.pipelines.parallel import ParallelTopics, PipelineSpec
+
+        kwargs = tuple(sorted(pipeline.kwargs.items()))
+        spec = PipelineSpec(build_pipeline, (task.name, reference, str(index.path)), kwargs)
+        pipe = ParallelTopics(spec, workers=max(workers, 1),
+                              backend="ray" if ray_address else "processes",
+                              ray_address=None if ray_address == "local" else ray_address)
+        description = f"ParallelTopics({reference}, {dict(kwargs)})"
+        try:
+            results = pipe.transform(topics)
+        finally:
+            pipe.close()
+    else:
+        pipe = pipeline.build(index, verbose=not quiet)
+        description = _describe(pipe)
+        with _names_failures(pipeline, topics):
+            results = pipe.transform(topics)
+    path = task.write_run(results, out, name=out.stem, format=run_format, topics=topics["qid"])
+    return path, description
+
+
+class PipelineError(InputError):
+    """A user's pipeline raised: the message names the pipeline, the topics it was given
+    and where in the user's code it failed (the original exception is its ``__cause__``)."""
+
+
+@contextlib.contextmanager
+def _names_failures(pipeline: Pipeline, topics: pd.DataFrame) -> Iterator[None]:
+    """An exception raised by a pipeline that is not the task's own becomes a
+    :class:`PipelineError` naming the pipeline and the topic batch (mathir's own pipelines
+    keep their traceback: an error there is mathir's to fix)."""
+    try:
+        yield
+    except (InputError, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        if pipeline.origin == "task":
+            raise
+        qids = [str(q) for q in topics["qid"]] if "qid" in topics.columns else []
+        batch = (f"{len(qids)} topic{'s' if len(qids) != 1 else ''}"
+                 + (f" ({qids[0]} .. {qids[-1]})" if len(qids) > 1 else
+                    f" ({qids[0]})" if qids else ""))
+        package = str(Path(__file__).resolve().parent)
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if "site-packages" not in f.filename and not f.filename.startswith(package)
+                  and not f.filename.startswith("<")]
+        where = f" at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" \
+            if frames else ""
+        raise PipelineError(f"pipeline {pipeline.name!r} ({pipeline.origin}) failed on "
+                            f"{batch}{where}: {type(e).__name__}: {e}") from e
+
+
+def _manifest(task: Task, pipeline: Pipeline, data: TaskData, index, run_format: str,
+              judged: str | None = None) -> dict:
+    manifest = run_manifest(task.name, pipeline.identity(), data.topics, data.qrels,
+                            index_dir=getattr(index, "path", None),
+                            data={"collection": data.collection, **data.extras},
+                            run_format=run_format)
+    manifest["evaluation"] = evaluation_record(task, data, index, judged)
+    return manifest
+
+
+def evaluation_record(task: Task, data: TaskData, index, judged: str | None = None) -> dict:
+    """How a run is scored, as its manifest records it (not part of its identity): the
+    judged set (``collection``: the judgments of the documents the collection holds, for a
+    task that declares ``qrels_in_collection``; ``file``: every judgment), the collection
+    and the index whose documents those are. ``mathir evaluate`` scores a run with a
+    manifest by it."""
+    rule = judged or ("collection" if task.qrels_in_collection else "file")
+    record: dict[str, Any] = {"judged": rule, "label": data.label}
+    if rule == "collection":
+        record["collection"] = str(Path(data.collection).resolve())
+        path = getattr(index, "path", None)
+        record["index"] = str(Path(path).resolve()) if path is not None else None
+    return record
+
+
+def _record_evaluation(run_path: Path, record: dict) -> None:
+    """Update the evaluation record of a reused run's manifest (its identity and the run
+    file's checksum are kept)."""
+    import json
+
+    from mathir.runs.provenance import manifest_path
+
+    p = manifest_path(run_path)
+    try:
+        stored = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if stored.get("evaluation") == record:
+        return
+    stored["evaluation"] = record
+    with atomic_file(p) as f:
+        json.dump(stored, f, indent=2, sort_keys=True)
+
+
+def _run_with_manifest(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
+                       manifest: dict, quiet: bool, workers: int, ray_address: str | None,
+                       run_format: str) -> Path:
+    """Write the run, then its manifest (with the run file's checksum): a stale
+    manifest is removed first, so an interruption leaves a run that is never reused."""
+    remove_manifest(out)
+    _, description = _run(task, pipeline, index, topics, out, quiet, workers, ray_address,
+                          run_format)
+    write_run_manifest(out, {**manifest, "description": description})
+    return out
+
+
+def write_pipeline_run(task: Task | str, pipeline: str | Pipeline, data: TaskData, out: str | Path,
+                       index_dir: str | Path | None = None, quiet: bool = False,
+                       run_format: str | None = None, options: Mapping[str, Any] | None = None
+                       ) -> Path:
+    """Index ``data`` (or reuse its index), run ``pipeline`` over its topics, and write
+    the run file ``out`` with its manifest beside it (``out.manifest.json``, with the
+    run file's SHA-256), so that a later experiment in the same folder reuses it only
+    while it is unchanged. What ``mathir run`` does.
+
+    >>> import tempfile
+    >>> out = write_pipeline_run("arqmath-task1", "bm25", get_task("arqmath-task1").data(),
+    ...                          tempfile.mkdtemp() + "/bm25.tsv", quiet=True)
+    >>> out.with_name("bm25.manifest.json").exists()
+    True
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    run_format = run_format or task.run_formats[0]
+    task.check_run_format(run_format)
+    chosen = pipeline if isinstance(pipeline, Pipeline) else \
+        resolve_pipelines(task, [pipeline], options)[pipeline]
+    out = Path(out)
+    index = task.index(data, index_dir, quiet=quiet)
+    topics = task.topics(data)
+    with exclusive_lock(out):
+        return _run_with_manifest(task, chosen, index, topics, out,
+                                  _manifest(task, chosen, data, index, run_format), quiet, 1,
+                                  None, run_format)
+
+
+def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFrame, out: Path,
+                 quiet: bool = False, workers: int = 1, ray_address: str | None = None,
+                 run_format: str | None = None, **kwargs) -> Path:
+    """Run one pipeline over ``topics`` and write its run file to ``out`` (in
+    ``run_format``, by default the task's own: the first of ``task.run_formats``).
+
+    ``pipeline`` is a name (of the task's pipelines or of an entry point; ``kwargs`` go
+    to its factory, e.g. ``cross_encoder=PATH``) or a :class:`Pipeline`. With
+    ``workers`` > 1 (local processes) or a ``ray_address`` (a Ray cluster; "auto" joins a
+    running one, "local" starts one), topics are processed in parallel batches, each
+    worker building the pipeline from its factory and arguments once; the results are
+    identical to a single-process run.
+    """
+    if not isinstance(pipeline, Pipeline):
+        available = available_pipelines(task)
+        if pipeline not in available:
+            raise unknown_pipeline(pipeline, available)
+        declared = declared_pipeline(pipeline, available[pipeline][0], available[pipeline][1], {},
+                             available)
+        pipeline = Pipeline(declared.name, declared.factory, {**declared.kwargs, **kwargs},
+                            declared.transformer, declared.origin)
+    run_format = task.check_run_format(run_format or task.run_formats[0])
+    return _run(task, pipeline, index, topics, Path(out), quiet, workers, ray_address,
+                run_format)[0]
+
+
+# --- quiet: no progress bars, no library noise -----------------------------------------------
+
+def run_experiment(task: Task | str, data: TaskData | None = None,
+                   pipelines: Iterable[str | Mapping[str, PipelineSource]]
+                   | Mapping[str, PipelineSource] | None = None,
+                   out: str | Path = "runs", index_dir: str | Path | None = None,
+                   quiet: bool = False, baseline: str | None = None, test: str = "t",
+                   correction: str = "holm", workers: int = 1, ray_address: str | None = None,
+                   reuse: bool = True, options: Mapping[str, Any] | None = None,
+                   run_format: str | None = None, judged: str | None = None,
+                   qrels: str | Path | None = None, measures: Any = None
+                   ) -> ExperimentResult:
+    """Index, run each pipeline, write run files with manifests, evaluate and compare.
+
+    ``judged``: which judgments score the runs, ``"collection"`` (the default where the
+    task declares ``qrels_in_collection``, ARQMath Task 1: the judgments of the documents
+    the collection holds) or ``"file"`` (every judgment of the qrels file); recorded in
+    each run's manifest (``mathir evaluate`` scores the run by it) and said by
+    ``result.judged_note``. The evaluation is made once (``result.evaluation``); the
+    table, per-topic scores, significance tests, report and explorer all read it.
+    ``qrels``: a published variant of the judgments by name (``"all"``; ``mathir tasks``
+    lists them) or a qrels file. ``measures``: ir_measures measures instead of the task's
+    (a leading ``+``: beside them), e.g. ``"nDCG(judged_only=True)@10,R(rel=2)@1000"``.
+
+    ``pipelines``: see :func:`resolve_pipelines` — the task's names, entry-point names,
+    and your own, e.g. ``["bm25", {"mine": lambda index: mathir.bm25(index) >>
+    pt.apply.doc_score(f)}]``. ``options`` go to every factory naming them (the CLI's
+    ``--cross-encoder`` is ``{"cross_encoder": PATH}``).
+
+    Runs go to ``out/<task>/<data label>/<pipeline>.tsv`` in ``run_format``, each with a
+    ``<pipeline>.manifest.json`` (see :mod:`mathir.runs.provenance`); a run is reused
+    only when its declared identity (pipeline factory, arguments and code, topics,
+    index, data files, package versions, mathir's source) is unchanged, and
+    ``result.recomputed`` says why each other run was computed. Each pipeline is built
+    once, and only when its run is computed. When the task has per-topic scores, every
+    pipeline is compared with ``baseline`` (default: the first) by a paired ``test`` with
+    ``correction`` over the pipelines.
+
+    >>> import tempfile
+    >>> res = run_experiment("arqmath-task1", out=tempfile.mkdtemp(), quiet=True,
+    ...                      index_dir=tempfile.mkdtemp() + "/idx")
+    >>> list(res.table.index), res.baseline, res.recomputed["bm25"]
+    (['tfidf', 'bm25'], 'tfidf', 'no run file yet')
+    """
+    from mathir.evaluation.significance import check_test
+
+    task = get_task(task) if isinstance(task, str) else task
+    check_test(test, correction)
+    if ray_address:
+        require_extra("cluster", "--ray (running on a Ray cluster)")
+    run_format = task.check_run_format(run_format or task.run_formats[0])
+    chosen = resolve_pipelines(task, pipelines, options)
+    names = list(chosen)
+    if not names:
+        raise InputError("no pipeline to run")
+    if baseline is not None and baseline not in names:
+        raise InputError(f"baseline {baseline!r} is not one of the pipelines run: {', '.join(names)}")
+    if judged is not None:
+        check_judged(task, judged)
+    check_workers(workers)
+    if measures is not None:
+        from mathir.evaluation.evaluated import parse_measures
+
+        parse_measures(measures)  # before any work
+    data = data or task.data()
+    if qrels is not None:
+        data = task.with_qrels(data, qrels)
+    with quiet_libraries(library_warnings=False) if quiet else contextlib.nullcontext():
+        return _experiment(task, data, chosen, Path(out), index_dir, quiet,
+                           baseline, test, correction, workers, ray_address, reuse, run_format,
+                           judged, measures)
+
+
+def check_workers(workers: int) -> int:
+    """``workers`` when it is at least 1; InputError otherwise (before any work).
+
+    >>> check_workers(0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: --workers must be at least 1, not 0
+    """
+    from mathir.errors import CALLER
+
+    if not isinstance(workers, int) or workers < 1:
+        name = "--workers" if CALLER.get() == "cli" else "workers"
+        raise InputError(f"{name} must be at least 1, not {workers}")
+    return workers
+
+
+def check_judged(task: Task, judged: str) -> str:
+    """``judged`` when it is a judged-set rule that applies to ``task``; InputError
+    otherwise (checked before any work).
+
+    >>> check_judged(get_task("worldtree"), "collection")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: worldtree judges every document of its qrels file ...
+    """
+    from mathir.evaluation.evaluated import JUDGED_RULES
+
+    if judged not in JUDGED_RULES:
+        raise InputError(f"unknown judged set {judged!r}; expected one of "
+                         f"{', '.join(JUDGED_RULES)}")
+    if judged == "collection" and not task.qrels_in_collection:
+        from mathir.errors import option
+
+        raise InputError(f"{task.name} judges every document of its qrels file: "
+                         f"{option('judged', 'collection')} does not apply")
+    return judged
+
+
+def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Path, index_dir,
+                quiet: bool, baseline: str | None, test: str, correction: str, workers: int,
+                ray_address: str | None, reuse: bool, run_format: str,
+                judged: str | None = None, measures: Any = None) -> ExperimentResult:
+    topics = task.topics(data)
+    qrels = task.qrels(data)
+    known = set(topics["qid"])
+    t0 = time.perf_counter()
+    index = task.index(data, index_dir, quiet=quiet)
+    seconds = {"index": time.perf_counter() - t0}
+    runs: dict[str, Path] = {}
+    loaded: dict[str, pd.DataFrame] = {}
+    reused: list[str] = []
+    recomputed: dict[str, str] = {}
+    folder = out / task.name / data.label
+    record = evaluation_record(task, data, index, judged)
+    for n, pipeline in chosen.items():
+        t0 = time.perf_counter()
+        path = folder / f"{n}.tsv"
+        manifest = _manifest(task, pipeline, data, index, run_format, judged)
+        # Another experiment may write the same run file (same output folder and data
+        # label, other data): the lock keeps reuse check, write, manifest and reading
+        # back one step, so the scores are those of this experiment's own run.
+        with exclusive_lock(path):
+            why = stale_reason(path, manifest) if reuse else "reuse turned off"
+            if why is None:
+                reused.append(n)
+                _record_evaluation(path, record)
+            else:
+                recomputed[n] = why
+                _run_with_manifest(task, pipeline, index, topics, path, manifest, quiet,
+                                   workers, ray_address, run_format)
+            loaded[n] = task.read_run(path, topics=known)
+        runs[n] = path
+        seconds[n] = time.perf_counter() - t0
+    result = ExperimentResult(task.name, data, runs, None, seconds, reused=reused,
+                              recomputed=recomputed, test=test, correction=correction,
+                              topics=topics)
+    if qrels is None:
+        return result
+    evaluate_into(result, task, loaded, qrels, record, index, baseline or next(iter(chosen)),
+                   measures)
+    if task.report is not None:
+        with exclusive_lock(folder):  # keep the figures this experiment drew (see above)
+            result.files = task.report(loaded, qrels, folder, **data.extras, **data.options)
+            result.figures = {what: Path(f).read_bytes() for what, f in result.files.items()
+                              if Path(f).suffix == ".png"}
+    return result
+
+
+def evaluate_into(result: ExperimentResult, task: Task, runs: dict, qrels, record: dict,
+                   index, baseline: str, measures: Any = None) -> None:
+    """The one evaluation of ``runs``, and what the result derives from it."""
+    from mathir.evaluation.evaluated import evaluate
+
+    rule = record["judged"]
+    docnos = index.docnos() if rule == "collection" and index is not None else None
+    where = Path(record.get("collection") or result.data.collection).name
+    ev = evaluate(task, runs, qrels, docnos=docnos, judged=rule, where=where,
+                  measures=measures, **result.data.extras, **result.data.options)
+    result.evaluation = ev
+    result.table = ev.table
+    if ev.per_topic is not None:
+        result.per_topic = ev.per_topic
+        result.baseline = baseline
+        result.significance = ev.significance(baseline, result.test, result.correction)
