@@ -167,3 +167,25 @@ print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_task3_scores_per_topic_like_every_task(tmp_path, capsys):
+    """One evaluation path: AR, P@1, LO and CS per topic, so Task 3 gets per-topic files
+    and significance tests (before: "--per-topic: arqmath-task3 has no per-topic scores")."""
+    import mathir
+    from mathir.cli import main
+
+    res = mathir.run_experiment("arqmath-task3", out=tmp_path / "lib", quiet=True)
+    assert res.per_topic is not None and res.significance is not None
+    assert ("bm25", "AR") in res.significance.index
+    for name, frame in res.per_topic.items():  # the table is the mean of its topics
+        for m in res.table.columns:
+            assert res.table.loc[name, m] == pytest.approx(frame[m].mean())
+    per_topic = tmp_path / "pt.csv"
+    assert main(["experiment", "arqmath-task3", "--quiet", "--out", str(tmp_path / "cli"),
+                 "--per-topic", str(per_topic)]) == 0
+    assert per_topic.read_text().splitlines()[0] == "qid,run,AR,P@1,LO,CS"
+    assert "AR" in per_topic.with_name("pt.significance.csv").read_text()
+    from mathir.tasks import get_task
+
+    assert not hasattr(get_task("arqmath-task3"), "evaluate")
