@@ -165,7 +165,7 @@ ARQMATH_TASK1 = register(Task(
     run_formats=("arqmath", "trec"),
     qrels_in_collection=True,
     topic_groups=_topic_groups,
-    explorer="mathir.evaluation.explorer_views:arqmath_answers",
+    explorer="mathir.evaluation.explorer_arqmath:arqmath_answers",
     qrels_variants=(
         QrelsVariant("all", "qrel_task1_{year}_all.tsv",
                      "every judgment of the year, official and additional (2021)"),
@@ -255,7 +255,7 @@ ARQMATH_TASK2 = register(Task(
     build_index=_build_formula_index,
     years=ARQMATH_YEARS,
     prepare=_prepare_task2,
-    explorer="mathir.evaluation.explorer_views:arqmath_formulas",
+    explorer="mathir.evaluation.explorer_arqmath:arqmath_formulas",
     qrels_variants=(
         QrelsVariant("formula_id", "qrel_task2_{year}_formula_id_official.tsv",
                      "the official judgments by formula id (made visual-id qrels, the "
@@ -409,7 +409,7 @@ ARQMATH_TASK3 = register(Task(
     build_index=_build_answer_index,
     per_topic=_task3_scores,
     order="given",
-    explorer="mathir.evaluation.explorer_views:open_answers",
+    explorer="mathir.evaluation.explorer_arqmath:open_answers",
     years=("2022",),
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,

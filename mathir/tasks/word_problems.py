@@ -115,7 +115,7 @@ WORD_PROBLEMS = register(Task(
     build_index=_build_index,
     per_topic=_per_topic,
     order="given",
-    explorer="mathir.evaluation.explorer_views:word_problems",
+    explorer="mathir.evaluation.explorer_worldtree:word_problems",
     years=WORD_PROBLEM_SPLITS,
     published=Published("the DRAW-1K, Alg-514 and Dolphin-L derivation release (draw.json, "
                         "kushman.json, dolphin_t2_final.json and the split files)",

@@ -188,7 +188,7 @@ WORLDTREE = register(Task(
     report=_report,
     per_topic=_per_topic,
     order="rank",
-    explorer="mathir.evaluation.explorer_views:worldtree",
+    explorer="mathir.evaluation.explorer_worldtree:worldtree",
     open_index="mathir.indexing.worldtree:FactIndex",
     published=Published("the WorldTree tablestore and questions (TextGraphs-2019 shared task "
                         "data)", "http://cognitiveai.org/explanationbank/"),
