@@ -282,7 +282,8 @@ class Task:
     def index(self, data: TaskData, index_dir: str | Path | None = None,
               quiet: bool = False, cache_root: str | Path | None = None, **build_options):
         """Build (or reuse) the index of ``data``'s collection: in ``index_dir``, else in a
-        folder named after the task and collection under ``cache_root``, by default
+        folder named after the collection and the index builder (so tasks that build the
+        same index share it) under ``cache_root``, by default
         :func:`mathir.storage.index_root` (one place for every path).
 
         ``build_options`` go to the task's index builder, for the options it has (e.g.
