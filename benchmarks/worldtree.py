@@ -32,7 +32,7 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "worldt
 
 
 def _threads() -> dict[str, int]:
-    from mathir.pipelines.worldtree_ltr import RANKER_THREADS
+    from mathir.pipelines.worldtree_lambdamart import RANKER_THREADS
 
     out = {"lightgbm": RANKER_THREADS}
     if "torch" in sys.modules:

@@ -120,7 +120,7 @@ def _add_experiment(sub, overview: bool) -> None:
                     "defaults, plus those of --pipeline and --pipelines-file)")
     _add_own_pipelines(sp)
     sp.add_argument("--out", default="runs", help="output folder for run files (default: runs)")
-    sp.add_argument("--index", help="index directory (default: one per task and collection under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
+    sp.add_argument("--index", help="index directory (default: one per collection and index builder under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
     _add_model_options(sp)
     sp.add_argument("--format", choices=FORMATS + ("html",), default="table",
                     help="html writes a self-contained report beside the runs")
@@ -151,7 +151,7 @@ def _add_index(sub) -> None:
     sp = sub.add_parser("index", help="build (or reuse) the task's index")
     sp.add_argument("task")
     _add_common(sp)
-    sp.add_argument("--index", help="index directory (default: one per task and collection under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
+    sp.add_argument("--index", help="index directory (default: one per collection and index builder under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
     sp.add_argument("--shards", type=int, default=None, metavar="N",
                     help="index N slices of the collection side by side: arqmath-task2 "
                          "merges them into the same index (or keeps them, with --scoring "
@@ -177,7 +177,7 @@ def _add_run(sub) -> None:
                     "or NAME=package.module:factory")
     sp.add_argument("--pipelines-file", action="append", metavar="FILE.py",
                     help="a Python file defining PIPELINES = {name: pipeline}")
-    sp.add_argument("--index", help="index directory (default: one per task and collection under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
+    sp.add_argument("--index", help="index directory (default: one per collection and index builder under $MATHIR_INDEX_DIR, else ~/.cache/mathir/indexes; shared by every command and pt.get_dataset)")
     sp.add_argument("--out", required=True, help="run file to write")
     sp.add_argument("--run-format", choices=_run_formats(),
                     help="run file format (default: the task's own; WorldTree: arqmath means "
@@ -703,11 +703,8 @@ def _training_pairs(task, args):
 def _cmd_reproduce(args) -> None:
     import json
 
-    from mathir.reproduction.worldtree import (
-        combine_reports,
-        markdown_tables,
-        reproduce_worldtree,
-    )
+    from mathir.reproduction.worldtree import combine_reports, reproduce_worldtree
+    from mathir.reproduction.worldtree_report import markdown_tables
 
     progress = (lambda line: None) if args.quiet else None
     if args.combine:

@@ -7,23 +7,18 @@ from mathir.errors import InputError
 from mathir.evaluation.worldtree import evaluate
 from mathir.indexing.worldtree import FactIndex
 from mathir.pipelines.worldtree import ExplanationQuery, FactRanker
-from mathir.pipelines.worldtree_ltr import (
+from mathir.pipelines.worldtree_features import (
     FEATURES,
     SEMANTIC_FEATURES,
-    DenseCandidates,
     ExplanationStatistics,
     FactFeatures,
     FeatureSettings,
-    LearnedRanker,
-    RankerSettings,
-    ScoreFusion,
     lemmas_of,
-    ltr,
-    ltr_crossencoder,
-    ltr_dense,
-    train_ranker,
     wrong_options,
 )
+from mathir.pipelines.worldtree_fusion import DenseCandidates, ScoreFusion
+from mathir.pipelines.worldtree_lambdamart import LearnedRanker, RankerSettings, train_ranker
+from mathir.pipelines.worldtree_ltr import ltr, ltr_crossencoder, ltr_dense
 from mathir.qrels.worldtree import qrels_from_topics, read_qrels
 from mathir.samples import worldtree_sample
 from mathir.topics.worldtree import find_split_file, read_questions

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from mathir.models import extra_available
-from mathir.reproduction.worldtree import (
+from mathir.reproduction.worldtree import combine_reports
+from mathir.reproduction.worldtree_report import summarise
+from mathir.reproduction.worldtree_training import (
     WORLDTREE_RECIPES,
-    combine_reports,
     model_key,
-    summarise,
     train_model,
     weights_checksum,
     why_not_done,
@@ -27,7 +27,7 @@ from mathir.storage import read_manifest, write_manifest
 
 
 def _ltr_frame(n_queries: int = 40, depth: int = 30, seed: int = 0):
-    from mathir.pipelines.worldtree_ltr import FEATURES
+    from mathir.pipelines.worldtree_features import FEATURES
 
     rng = np.random.default_rng(seed)
     rows, gold = [], []
@@ -42,7 +42,7 @@ def _ltr_frame(n_queries: int = 40, depth: int = 30, seed: int = 0):
 
 
 def test_lambdamart_gives_the_same_scores_on_any_number_of_threads():
-    from mathir.pipelines.worldtree_ltr import RANKER_THREADS, RankerSettings, train_ranker
+    from mathir.pipelines.worldtree_lambdamart import RANKER_THREADS, RankerSettings, train_ranker
 
     frame, qrels = _ltr_frame()
     x = np.stack(frame["features"].to_numpy())
@@ -74,7 +74,7 @@ def test_semantic_features_do_not_depend_on_the_float_type_the_encoder_returns(t
     # and LambdaMART other trees. The features are now computed in float64 either way.
     from mathir.indexing.worldtree import FactIndex
     from mathir.pipelines.worldtree import ExplanationQuery
-    from mathir.pipelines.worldtree_ltr import ExplanationStatistics, FactFeatures
+    from mathir.pipelines.worldtree_features import ExplanationStatistics, FactFeatures
     from mathir.qrels.worldtree import qrels_from_topics
     from mathir.samples import worldtree_sample
     from mathir.topics.worldtree import read_questions
@@ -393,7 +393,7 @@ def _jobs(seeds, reused=()):
 
 
 def _trained_in_order(monkeypatch, jobs):
-    import mathir.reproduction.worldtree as reproduce
+    import mathir.reproduction.scheduling as reproduce
 
     order = []
 
