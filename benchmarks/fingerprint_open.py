@@ -1,20 +1,22 @@
 """Benchmark: what opening a collection costs to fingerprint it (issue 30, item 7).
 
-Every ``AnswerIndex.build`` (also one that reuses the index) fingerprints its collection.
-The fingerprint used to hash the first and last MiB of a Posts file, and the names,
-sizes and mtimes of a thread folder's files, so an edit that kept sizes and mtimes
-(``cp -p``, ``rsync -a``) reused a stale index. It is now the SHA-256 of every byte,
-each file's digest cached by device, inode, size, mtime and ctime
+Every ``AnswerIndex.build`` (also one that reuses the index) fingerprints its collection:
+the SHA-256 of every byte, each file's digest cached by device, inode, size, mtime and
+ctime, and a folder's listing of those keys cached with the fingerprint it gave
 (:func:`mathir.storage.file_fingerprint`). This measures, on a synthetic Posts.V1.3.xml
 of ``--posts`` posts (``benchmarks/index_mse.py``'s generator) and on a folder of
 ``--thread-files`` files (one post a file, cut from that Posts file):
 
-- ``old``: the former fingerprint (HEAD before the change; its code is copied below);
-- ``cold``: the new one with an empty digest cache (reads every byte once);
-- ``reopen``: the new one again, the collection unchanged (the median of
-  ``--repeats``; goal <= 1 s at 1M posts).
+- ``old``: the fingerprint before issue 30 (7): the first and last MiB of a file, the
+  names, sizes and mtimes of a folder's files (its code is copied below);
+- ``cold``: the fingerprint with an empty digest cache (reads every byte once);
+- ``reopen``: the fingerprint again, the collection unchanged (the median of
+  ``--repeats``; goal <= 2 s for a folder of 1M files): one ``stat`` per file and a
+  comparison of the listing's digest;
+- ``floor``: one ``stat`` per file and nothing else (``os.listdir`` + ``os.stat`` with
+  ``dir_fd``), the least a reopen that notices any edit can cost.
 
-    python benchmarks/fingerprint_open.py --posts 1000000 --thread-files 200000 --json
+    python benchmarks/fingerprint_open.py --posts 1000000 --thread-files 1000000 --json
 
 The collection is generated first (kept with ``--workdir``) and is in the page cache
 when measured: ``cold`` is a cold digest cache, not a cold disk (a disk reads the
@@ -29,6 +31,7 @@ import argparse
 import hashlib
 import os
 import shutil
+import stat
 import statistics
 import sys
 import tempfile
@@ -82,6 +85,32 @@ def make_thread_folder(posts: Path, folder: Path, n_files: int) -> None:
                 break
 
 
+def stat_floor(path: Path) -> int:
+    """One ``stat`` per file under ``path`` and nothing else (links not followed); the
+    number of entries.
+
+    >>> stat_floor(Path(__file__))
+    1
+    """
+    if not path.is_dir():
+        os.stat(path)
+        return 1
+    count = 0
+    folders = [str(path)]
+    while folders:
+        folder = folders.pop()
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for name in os.listdir(fd):
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                count += 1
+                if stat.S_ISDIR(st.st_mode):
+                    folders.append(os.path.join(folder, name))
+        finally:
+            os.close(fd)
+    return count
+
+
 def _timed(fn) -> tuple[float, float, object]:
     t0, c0 = time.perf_counter(), cpu_seconds()
     out = fn()
@@ -104,6 +133,7 @@ def measure(path: Path, repeats: int, newest: list[Path]) -> dict:
     cold_s, cold_cpu, cold = _timed(lambda: storage.file_fingerprint(path))
     reopen = [_timed(lambda: storage.file_fingerprint(path)) for _ in range(repeats)]
     assert all(r[2] == cold for r in reopen), "the fingerprint changed on reopening"
+    floor = [_timed(lambda: stat_floor(path)) for _ in range(repeats)]
     cache_bytes = sum(f.stat().st_size for f in (storage.cache_dir() / "fingerprints").iterdir())
     return {
         "bytes": cold["size"],
@@ -114,6 +144,8 @@ def measure(path: Path, repeats: int, newest: list[Path]) -> dict:
         "reopen_seconds": round(statistics.median(r[0] for r in reopen), 4),
         "reopen_cpu_seconds": round(statistics.median(r[1] for r in reopen), 4),
         "reopen_max_seconds": round(max(r[0] for r in reopen), 4),
+        "floor_seconds": round(statistics.median(r[0] for r in floor), 4),
+        "floor_cpu_seconds": round(statistics.median(r[1] for r in floor), 4),
         "cache_bytes": cache_bytes,
     }
 

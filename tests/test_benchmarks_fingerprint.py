@@ -1,4 +1,5 @@
-"""benchmarks/fingerprint_open.py: one JSON line; the old fingerprint is HEAD's."""
+"""benchmarks/fingerprint_open.py: one JSON line; the old fingerprint is the one before
+issue 30 (7); the floor is one stat per file."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def test_json_is_one_line_with_old_cold_and_reopen_figures(tmp_path, monkeypatch
         figures = report[case]
         assert figures["files"] == files and figures["bytes"] > 0
         for key in ("old_seconds", "old_cpu_seconds", "cold_seconds", "cold_cpu_seconds",
-                    "reopen_seconds", "reopen_cpu_seconds"):
+                    "reopen_seconds", "reopen_cpu_seconds", "floor_seconds",
+                    "floor_cpu_seconds"):
             assert figures[key] >= 0
     assert report["calibration_ms"] > 0
 
@@ -37,3 +39,10 @@ def test_the_old_fingerprint_misses_an_edit_that_keeps_size_and_mtime(tmp_path):
         out.write(b"b")
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert bench.old_file_fingerprint(f) == before  # what issue 30 (7) fixed
+
+
+def test_the_floor_stats_every_entry_once(tmp_path):
+    (tmp_path / "a").mkdir()
+    for name in ("x", "a/y", "a/z"):
+        (tmp_path / name).write_text(name)
+    assert bench.stat_floor(tmp_path) == 4  # x, a, a/y, a/z

@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import signal
@@ -220,6 +221,28 @@ def test_stale_is_rebuilt(tmp_path, change):
     assert read_manifest(idx)["num_docs"] == 2 and read_manifest(idx)["format"] == wanted["format"]
 
 
+def test_an_out_of_date_index_that_cannot_be_rebuilt_says_what_changed(tmp_path, monkeypatch):
+    # A read-only index built by other code (its "writer") is no longer reused: the one
+    # error line says why it had to be rebuilt.
+    from mathir import storage
+    from mathir.errors import InputError
+
+    idx = tmp_path / "idx"
+    storage.build_or_reuse(idx, {**WANTED, "writer": {"code": "a"}}, Builder())
+
+    @contextlib.contextmanager
+    def read_only(path, message="folder not writable"):
+        raise InputError(f"{message} (Permission denied)", path=path.parent)
+        yield
+
+    monkeypatch.setattr(storage, "exclusive_lock", read_only)
+    with pytest.raises(InputError, match=r"cannot write 'idx' here to rebuild it "
+                                         r"\(changed: writer\) \(Permission denied\)"):
+        storage.build_or_reuse(idx, {**WANTED, "writer": {"code": "b"}}, Builder())
+    with pytest.raises(InputError, match=r"cannot write 'new' here \(Permission denied\)"):
+        storage.build_or_reuse(tmp_path / "new", WANTED, Builder())
+
+
 def test_failed_build_keeps_the_previous_directory(tmp_path):
     from mathir.storage import build_or_reuse
 
@@ -400,22 +423,143 @@ def test_an_unchanged_reopen_reads_no_file(tmp_path, digest_cache, monkeypatch):
     assert storage.file_fingerprint(posts) == first[0] and reads == [str(posts)]
 
 
-def test_a_file_changed_just_now_is_hashed_again(tmp_path, monkeypatch):
-    """Racy entries (ctime within RACY_NS of the read) are not cached."""
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_a_file_changed_just_now_is_hashed_again(tmp_path, monkeypatch, kind):
+    """Racy entries (ctime within RACY_NS of the read) are not cached, and a folder holding
+    one is not reopened from its listing."""
     from mathir import storage
 
     monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
-    f = tmp_path / "fresh.txt"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    f = folder / "fresh.txt"
     f.write_text("fresh")
     reads = []
     real = storage.sha256_file
     monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
-    storage.file_fingerprint(f)
-    storage.file_fingerprint(f)
+    root = f if kind == "file" else folder
+    storage.file_fingerprint(root)
+    storage.file_fingerprint(root)
     assert len(reads) == 2
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "other path", "empty", "binary"])
+def test_an_unchanged_folder_reopens_from_its_listing(tmp_path, digest_cache, monkeypatch):
+    """Reopening an unchanged folder costs a stat per file and reads neither the files nor
+    the cached digests (issue: 1M thread files reopened in 36 s, most of it loading a
+    123 MB digest cache); an edited one reads the digests and hashes the edited file."""
+    from mathir import storage
+
+    threads = _thread_folder(tmp_path / "threads")
+    (threads / "sub").mkdir()
+    for i in range(100):
+        (threads / "sub" / f"{i}.html").write_text(f"<p>{i}</p>")
+    time.sleep(0.1)
+    first = storage.file_fingerprint(threads)
+    loads, reads, stats = [], [], []
+    real_cache, real_stat = storage._read_digest_cache, os.stat
+    monkeypatch.setattr(storage, "_read_digest_cache",
+                        lambda root, digests=True: loads.append(digests)
+                        or real_cache(root, digests))
+    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
+    monkeypatch.setattr(os, "stat", lambda *a, **k: stats.append(a) or real_stat(*a, **k))
+    assert storage.file_fingerprint(threads) == first
+    assert loads == [False] and reads == [] and len(stats) <= first["files"] + 4
+    monkeypatch.setattr(os, "stat", real_stat)
+
+    loads.clear()
+    _edit_keeping_size_and_mtime(threads / "sub" / "7.html", b"7", b"8")
+    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or "1" * 64)
+    after = storage.file_fingerprint(threads)
+    assert after != first and after["files"] == first["files"]
+    assert loads == [False, True] and reads == [str(threads / "sub" / "7.html")]
+
+
+def test_a_listing_reopens_in_another_process(tmp_path, digest_cache):
+    """The listing's digest is the same in every process (marshal without back-references:
+    equal records, equal bytes)."""
+    from mathir import storage
+
+    threads = _thread_folder(tmp_path / "threads")
+    time.sleep(0.1)
+    first = storage.file_fingerprint(threads)
+    code = textwrap.dedent(f"""
+        import json
+        from mathir import storage
+        def refuse(*a, **k):
+            raise AssertionError("read")
+        storage.sha256_file = refuse
+        real = storage._read_digest_cache
+        storage._read_digest_cache = lambda root, digests=True: (
+            refuse() if digests else real(root, digests))
+        print(json.dumps(storage.file_fingerprint({str(threads)!r})))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "MATHIR_CACHE_DIR": str(digest_cache)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == first
+
+
+@pytest.mark.parametrize("kind", ["posts", "threads"])
+def test_redigest_reads_every_byte_after_an_edit_the_stat_cannot_see(tmp_path, digest_cache,
+                                                                    monkeypatch, kind):
+    """A write through a shared memory map can keep size, mtime and ctime (Linux stamps
+    them when a clean page is first written; tmpfs not at all), so the stat key still
+    matches and the cached digest is stale. ``MATHIR_REDIGEST=1`` reads every byte again
+    and replaces the cache (docs/robustness.md)."""
+    from mathir import storage
+
+    root = (_posts_file(tmp_path / "Posts.V1.3.xml", filler=100) if kind == "posts"
+            else _thread_folder(tmp_path / "threads"))
+    time.sleep(0.1)
+    real = storage.sha256_file
+    # A cache whose digests are not the content's: what such an unseen edit leaves.
+    monkeypatch.setattr(storage, "sha256_file", lambda p: "0" * 64)
+    stale = storage.file_fingerprint(root)
+    monkeypatch.setattr(storage, "sha256_file", real)
+    assert storage.file_fingerprint(root) == stale  # what the stat key cannot see
+    monkeypatch.setenv("MATHIR_REDIGEST", "1")
+    fresh = storage.file_fingerprint(root)
+    assert fresh != stale and (kind == "threads" or fresh["sha256"] == real(root))
+    monkeypatch.setenv("MATHIR_REDIGEST", "0")  # "0" and "" ask nothing
+    assert storage.file_fingerprint(root) == fresh  # the cache was replaced
+
+
+def test_a_write_through_a_shared_map_may_keep_the_stat_key(tmp_path, digest_cache,
+                                                             monkeypatch):
+    """The limitation itself, on this machine's kernel and file system: a second write to
+    a mapped page that is still dirty. Where the kernel stamps it anyway, the fingerprint
+    sees it; where not, only MATHIR_REDIGEST does."""
+    import mmap
+
+    from mathir import storage
+
+    f = tmp_path / "Posts.V1.3.xml"
+    f.write_bytes(b"wombat " * 1000)
+    with open(f, "r+b") as fh, mmap.mmap(fh.fileno(), 0) as m:
+        m[0:6] = b"quokka"  # the first write to the clean page stamps mtime and ctime
+        time.sleep(0.1)  # older than RACY_NS: cached
+        first = storage.file_fingerprint(f)
+        key = storage._stat_key(os.stat(f))
+        m[0:6] = b"numbat"  # the page is still dirty: usually no new stamp
+        truth = storage.sha256_file(f)  # (read through the same page cache)
+        assert truth != first["sha256"]
+        if storage._stat_key(os.stat(f)) == key:
+            assert storage.file_fingerprint(f) == first  # stale: the key cannot see it
+        else:
+            assert storage.file_fingerprint(f)["sha256"] == truth
+        monkeypatch.setenv("MATHIR_REDIGEST", "1")
+        assert storage.file_fingerprint(f)["sha256"] == truth
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    """``data`` with the byte at ``at`` changed (a hex digit stays a hex digit)."""
+    old = data[at:at + 1]
+    new = b"1" if old == b"0" else b"0" if old.isalnum() else bytes([data[at] ^ 0xFF])
+    return data[:at] + new + data[at + 1:]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other path", "empty", "binary",
+                                    "summary digit", "summary text", "payload digit"])
 def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, monkeypatch,
                                                         damage):
     from mathir import storage
@@ -424,18 +568,34 @@ def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, 
     time.sleep(0.1)
     good = storage.file_fingerprint(threads)
     (cache,) = (digest_cache / "fingerprints").iterdir()
-    text = cache.read_text()
-    lines = text.splitlines(keepends=True)
+    data = cache.read_bytes()
+    head, summary, payload = data.split(b"\n", 2)
+    fingerprint = good["sha256"].encode()
     cache.write_bytes({
-        "garbage": text.replace("\t", " ").encode(),
-        "truncated": "".join(lines[:-1]).encode(),
-        "other path": text.replace(storage._root_id(threads.resolve()), "0" * 64).encode(),
+        "garbage": data.replace(b"\t", b" "),
+        "truncated": data[:-5],
+        "other path": data.replace(storage._root_id(threads.resolve()).encode(), b"0" * 64),
         "empty": b"",
         "binary": b"\xff\xfe\x00" * 100,
+        # a wrong fingerprint or listing under the summary's checksum
+        "summary digit": _flip(data, data.index(fingerprint)),
+        "summary text": data.replace(b'"listing": "', b'"listing": "0', 1),
+        "payload digit": _flip(data, len(data) - 3),
     }[damage])
     # A corrupt entry must never be believed: a wrong digest under a right key.
     assert storage.file_fingerprint(threads) == good
-    assert cache.read_text() == text  # rewritten whole
+    if damage in ("truncated", "payload digit"):
+        # the summary is sound: an unchanged folder reopens from it; a changed one finds
+        # the digests unusable and reads every file again
+        (threads / "0_10.html").write_text("<p>thread 0: a wombat</p>")
+        time.sleep(0.1)
+        reads = []
+        real = storage.sha256_file
+        monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
+        good = storage.file_fingerprint(threads)
+        assert good["sha256"] != fingerprint.decode() and len(reads) == 3
+    else:
+        assert cache.read_bytes() == data  # rewritten whole
     reads = []
     monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
     assert storage.file_fingerprint(threads) == good and reads == []
@@ -448,8 +608,8 @@ def test_a_wrong_digest_in_a_truncated_cache_is_not_used(tmp_path, digest_cache)
     time.sleep(0.1)
     good = storage.file_fingerprint(f)
     (cache,) = (digest_cache / "fingerprints").iterdir()
-    header, entry, _end = cache.read_text().splitlines(keepends=True)
-    cache.write_text(header + entry.replace(good["sha256"], "0" * 64))  # no "end" line
+    data = cache.read_bytes()
+    cache.write_bytes(data.replace(good["sha256"].encode(), b"0" * 64)[:-1])
     assert storage.file_fingerprint(f) == good
 
 
@@ -466,8 +626,8 @@ def test_concurrent_fingerprints_leave_one_whole_cache(tmp_path, digest_cache):
         results = list(pool.map(lambda _: storage.file_fingerprint(threads), range(16)))
     assert all(r == results[0] for r in results) and results[0]["files"] == 203
     names = os.listdir(digest_cache / "fingerprints")
-    assert len(names) == 1 and names[0].endswith(".tsv")  # no temporaries left
-    assert len(storage._read_digest_cache(threads.resolve())) == 203
+    assert len(names) == 1 and names[0].endswith(".digests")  # no temporaries left
+    assert len(storage._read_digest_cache(threads.resolve())[1]) == 203
 
 
 def test_an_unwritable_cache_still_gives_content_fingerprints(tmp_path, monkeypatch):

@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 from mathir.errors import InputError
 from mathir.indexing.html_text import html_to_text
 from mathir.indexing.id_arrays import IdColumnWriter, IdLookup
+from mathir.indexing.identity import writer_identity
 from mathir.indexing.mse_posts import Post, iter_posts
 from mathir.indexing.native_output import native_output_to
 from mathir.indexing.pisa_impacts import ImpactShards, resolve_scoring
@@ -70,6 +71,12 @@ PISA_THREADS: int | None = None
 # A batch size no collection reaches (PISA reads it as a C int).
 _ONE_BATCH = 2**31 - 1
 TEXTS_FORMAT = 2  # answer texts: 1: texts.jsonl, loaded whole; 2: texts.sqlite
+#: The libraries that write an answer index (PISA's indexer is in pyterrier-pisa's
+#: wheel, TF-IDF is scikit-learn's over scipy/numpy, lxml reads the collection): their
+#: versions are part of its identity (:mod:`mathir.indexing.identity`), as this module's code is.
+INDEX_PACKAGES = ("pyterrier-pisa", "pyterrier", "scikit-learn", "scipy", "numpy", "lxml")
+#: The libraries that write the answer texts (lxml reads them; Python's sqlite3 stores them).
+TEXTS_PACKAGES = ("lxml",)
 #: The fields of an answer that text loaders add: the question's title, the answer.
 TEXT_FIELDS = ("title", "text")
 
@@ -433,6 +440,7 @@ class AnswerIndex(pt.Artifact):
             "format": INDEX_FORMAT,
             "collection": {"kind": collection.kind, **file_fingerprint(collection.path)},
             "params": {"with_title": with_title, "stemmer": STEMMER, "math": "latex-words"},
+            "writer": writer_identity(__name__, INDEX_PACKAGES),
         }
         if scoring == "bm25":
             build = lambda tmp: cls._build_into(tmp, collection, with_title, quiet)  # noqa: E731
@@ -805,7 +813,8 @@ class AnswerTexts(Mapping):
             collection = AnswerCollection.at(collection)
         path = Path(path)
         wanted = {"kind": "answer-texts", "format": TEXTS_FORMAT,
-                  "collection": {"kind": collection.kind, **file_fingerprint(collection.path)}}
+                  "collection": {"kind": collection.kind, **file_fingerprint(collection.path)},
+                  "writer": writer_identity(__name__, TEXTS_PACKAGES)}
 
         def build_into(tmp: Path) -> dict:
             n = _write_store(tmp / cls.FILE, tqdm(

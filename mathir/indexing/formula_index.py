@@ -55,6 +55,7 @@ from mathir.indexing.id_arrays import (
     load_column,
     save_column,
 )
+from mathir.indexing.identity import writer_identity
 from mathir.indexing.native_output import native_output_to
 from mathir.indexing.pisa_impacts import ImpactShards, resolve_scoring, write_impacts
 from mathir.indexing.pisa_postings import (
@@ -74,6 +75,10 @@ from mathir.storage import (
 from mathir.tabular import count_lines
 
 INDEX_FORMAT = 4
+#: The libraries that write a formula index (PISA in pyterrier-pisa's wheel; lxml and
+#: latex2mathml parse the formulas into trees): their versions are part of its identity
+#: (:mod:`mathir.indexing.identity`), as this module's code is.
+PACKAGES = ("pyterrier-pisa", "pyterrier", "numpy", "lxml", "latex2mathml")
 REPRESENTATIONS = ("tuples", "words")
 META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")
 #: The fields the text loader adds (:meth:`FormulaIndex.text_loader`).
@@ -498,6 +503,7 @@ class FormulaIndex(pt.Artifact):
             "source": file_fingerprint(source),
             "params": {"window": window, "end_of_baseline": True, "location": False,
                        "abstract": True, "symbols": True},
+            "writer": writer_identity(__name__, PACKAGES),
         }
         if scoring != "bm25":  # (a key only where it is not the default: older indexes match)
             wanted["params"]["scoring"] = scoring

@@ -33,6 +33,7 @@ import pyterrier as pt
 from scipy import sparse
 
 from mathir.errors import InputError
+from mathir.indexing.identity import writer_identity
 from mathir.storage import (
     artifact_meta,
     build_or_reuse,
@@ -45,6 +46,10 @@ from mathir.tabular import iter_lines
 UID_COLUMN = "[SKIP] UID"
 INDEX_FORMAT = 1
 STEMMER = "porter2"
+#: The libraries that write a fact index (PISA's tokenizer and stopwords, pandas reads the
+#: tables and writes facts.tsv, scipy the counts): their versions are part of its identity
+#: (:mod:`mathir.indexing.identity`), as this module's code is.
+PACKAGES = ("pyterrier-pisa", "pandas", "scipy", "numpy")
 _SPACES = re.compile(r"\s+")
 
 
@@ -333,7 +338,8 @@ class FactIndex(pt.Artifact):
         """
         root = tables_dir(tablestore)
         wanted = {"kind": "worldtree-facts", "format": INDEX_FORMAT,
-                  "tablestore": file_fingerprint(root), "params": {"stemmer": STEMMER}}
+                  "tablestore": file_fingerprint(root), "params": {"stemmer": STEMMER},
+                  "writer": writer_identity(__name__, PACKAGES)}
         build_or_reuse(path, wanted, lambda tmp: _build_into(tmp, root),
                        overwrite=overwrite, pt_meta=artifact_meta(cls))
         return cls(path)

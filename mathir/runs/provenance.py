@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mathir._version import __version__
+from mathir.indexing.identity import PACKAGE_DIR, source_digest
 from mathir.storage import atomic_file, file_fingerprint, sha256_file
 
 #: Distributions whose versions are part of a run's identity (absent ones are omitted),
@@ -82,7 +83,7 @@ def package_versions() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+_PACKAGE_DIR = PACKAGE_DIR
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,18 +91,15 @@ def mathir_source() -> dict:
     """SHA-256 of mathir's Python source files (names and bytes), read once per process.
 
     Part of every run's identity: a run made by other mathir code is recomputed, whether
-    or not that code was committed.
+    or not that code was committed. (An index's identity holds the hash of the part of
+    this source its builder runs: :func:`mathir.indexing.identity.code_digest`.)
 
     >>> s = mathir_source()
     >>> len(s["sha256"]), s["files"] > 10
     (64, True)
     """
-    h = hashlib.sha256()
     files = sorted(p for p in _PACKAGE_DIR.rglob("*.py") if "__pycache__" not in p.parts)
-    for p in files:
-        h.update(p.relative_to(_PACKAGE_DIR).as_posix().encode() + b"\0")
-        h.update(p.read_bytes() + b"\0")
-    return {"sha256": h.hexdigest(), "files": len(files)}
+    return {"sha256": source_digest(files, _PACKAGE_DIR), "files": len(files)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -538,7 +536,7 @@ def pipeline_identity(name: str, factory: Any = None, kwargs: Mapping[str, Any] 
         target = factory
         if (dict(kwargs or {}).get("backend") or "torch") != "torch":
             # the exported model's SHA-256: a run made with int8 never passes for float32
-            from mathir.encoders import backend_identity
+            from mathir.neural.export import backend_identity
 
             out["backend"] = backend_identity(factory, dict(kwargs))
     try:
