@@ -6,7 +6,7 @@ backend in turn), so that the ratios compare the same machine at the same moment
 when other jobs share it. Backends (``--backends``): ``torch`` (the baseline:
 sentence-transformers on PyTorch, float32), ``onnx`` and ``onnx-int8`` (ONNX Runtime),
 ``openvino`` and ``openvino-int8`` (OpenVINO; int8 quantised statically by NNCF)
-(:mod:`mathir.encoders`: all exported locally from the packaged weights).
+(:mod:`mathir.neural`: all exported locally from the packaged weights).
 
 * ``encoding``: ``--passages`` passages (a seeded random sample of the real ARQMath
   answers of ``collection_sample/threads_all``, cut as ``DenseAnswerIndex.build`` cuts
@@ -100,8 +100,8 @@ def encoding(texts, backends, n: int, rounds: int, batch_size: int, target: int)
     import numpy as np
     import torch
 
-    from mathir.encoders import load_bi_encoder
     from mathir.indexing.dense_index import ENCODE_CHUNK, PassageSettings
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     cut = PassageSettings().transformer()(texts.frame())
     rng = np.random.default_rng(0)
@@ -246,9 +246,9 @@ def quality(data: Path, collection: Path, out: Path, years, backends, cross_enco
             quiet: bool, topics_n: int = 0) -> dict:
     import numpy as np
 
-    from mathir.encoders import load_bi_encoder
     from mathir.experiment import run_experiment
     from mathir.indexing.dense_index import DenseAnswerIndex
+    from mathir.neural.bi_encoder import load_bi_encoder
     from mathir.pipelines import neural
     from mathir.tasks import get_task
 
@@ -353,8 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
-    from mathir.encoders import check_backend
     from mathir.errors import InputError
+    from mathir.neural.backends import check_backend
 
     try:
         for b in args.backends:

@@ -74,8 +74,8 @@ def real_vectors(data: Path, collection: Path, n: int, years, backend: str, tmp:
     """(passage vectors, query vectors) of the real sample, encoded by ``backend``."""
     import numpy as np
 
-    from mathir.encoders import load_bi_encoder
     from mathir.indexing.dense_index import AnswerTexts, PassageSettings
+    from mathir.neural.bi_encoder import load_bi_encoder
     from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")

@@ -311,8 +311,8 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
     import numpy as np
     import torch
 
-    from mathir.encoders import load_bi_encoder
     from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     if threads:
         torch.set_num_threads(threads)

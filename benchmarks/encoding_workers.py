@@ -6,7 +6,7 @@ the same passages, in one process and one run, with
 
 * ``st.encode``: sentence-transformers' own ``encode`` (transformers' tokenizer in the
   main process; the baseline);
-* ``rust/w0``: :func:`mathir.encoders.torch_encode` with no worker: the Rust
+* ``rust/w0``: :func:`mathir.neural.tokenizing.torch_encode` with no worker: the Rust
   ``tokenizers`` ``encode_batch`` straight into numpy, in the main process;
 * ``rust/wN``: the same with N tokenising processes (``--workers``) feeding the model;
 * ``tokenize_only``: the tokenisers alone (transformers' and the Rust one), passages/s;
@@ -94,7 +94,7 @@ def run(args) -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from mathir.encoders import st_tokenize, torch_encode
+    from mathir.neural.tokenizing import st_tokenize, torch_encode
 
     result: dict = {"benchmark": "encoding_workers", "calibration_ms": calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()],

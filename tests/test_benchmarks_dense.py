@@ -84,7 +84,7 @@ def test_repeated_encoding_writes_every_copy_with_the_same_vectors(tmp_path):
     import numpy as np
 
     from benchmarks.dense_encoding import encode_repeated, flex_vectors
-    from mathir.encoders import load_bi_encoder
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     passages = pd.DataFrame({"docno": ["a%p0", "a%p1", "b%p0"],
                              "text": ["Let $x^2$ be", "a square.", "Integrals"]})

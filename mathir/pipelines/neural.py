@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from mathir.encoders import BiEncoder, load_bi_encoder  # noqa: F401 - part of this module's API
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex, PassageSettings
@@ -46,6 +45,7 @@ from mathir.models import (  # noqa: F401 - resolve_model: part of this module's
     torch_device,
     unit_vectors,
 )
+from mathir.neural.bi_encoder import BiEncoder, load_bi_encoder  # noqa: F401 - this module's API
 from mathir.pipelines.parameters import Cache, Live, derived
 from mathir.pipelines.reranking import (  # noqa: F401 - AddAnswerText: part of this module's API
     AddAnswerText,
@@ -129,7 +129,7 @@ class CrossEncoderScorer(pt.Transformer):
 
     def __init__(self, model: str | Path, batch_size: int = 32, max_length: int = 256,
                  device: str | None = None, verbose: bool = False, backend: str = "torch"):
-        from mathir.encoders import check_backend
+        from mathir.neural.backends import check_backend
 
         require_neural()
         self.model_path = resolve_model(model)
@@ -143,11 +143,11 @@ class CrossEncoderScorer(pt.Transformer):
     @property
     def model(self):
         """The sentence-transformers ``CrossEncoder`` of the current parameters (for an
-        ONNX ``backend``, :class:`mathir.encoders.OnnxCrossEncoder`, which predicts alike)."""
+        ONNX ``backend``, :class:`mathir.neural.runtime.OnnxCrossEncoder`, which predicts alike)."""
         def load():
             offline()
             if self.backend != "torch":
-                from mathir.encoders import cross_encoder_model
+                from mathir.neural.runtime import cross_encoder_model
 
                 return cross_encoder_model(resolve_model(self.model_path), self.backend,
                                            max_length=self.max_length)

@@ -227,3 +227,60 @@ def test_a_searched_index_pickles_and_searches_again(sample_index, topics):
     again = pickle.loads(pickle.dumps(sample_index))
     assert again.path == sample_index.path
     assert bm25(again)(topics)[["qid", "docno"]].equals(before[["qid", "docno"]])
+
+
+def test_a_one_word_edit_of_latex_words_rebuilds_the_index(sample, tmp_path, monkeypatch):
+    """Issue: an index's identity held no code: after a one-word change in latex_words.py
+    the runs were recomputed ("mathir's source files changed") against the index the old
+    code built (TF-IDF nDCG' 0.9303 where a fresh index gives 0.9344). The edit is made in
+    a copy of mathir's source, which the index identity is pointed at."""
+    import shutil
+
+    from mathir.indexing import identity
+
+    source = tmp_path / "src" / "mathir"
+    shutil.copytree(identity.PACKAGE_DIR, source, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def fresh_identity():
+        identity.module_sources.cache_clear()
+        identity.code_digest.cache_clear()
+
+    monkeypatch.setattr(identity, "PACKAGE_DIR", source)
+    fresh_identity()
+    try:
+        assert source / "indexing" / "latex_words.py" in identity.module_sources(
+            "mathir.indexing.answer_index")
+        index = AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
+        built = index.manifest["writer"]["code"]
+        (index.path / "marker").touch()
+        AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
+        assert (index.path / "marker").exists()  # unchanged code: reused
+
+        words = source / "indexing" / "latex_words.py"
+        words.write_text(words.read_text().replace('"%": "percent"', '"%": "percentage"'))
+        fresh_identity()
+        index = AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
+        assert not (index.path / "marker").exists()  # rebuilt
+        assert index.manifest["writer"]["code"]["sha256"] != built["sha256"]
+    finally:
+        monkeypatch.undo()
+        fresh_identity()
+
+
+def test_the_code_an_index_identity_hashes_is_what_its_builder_imports():
+    from mathir.indexing.identity import module_sources
+
+    def names(module):
+        return {p.relative_to(p.parents[1]).as_posix() if p.parent.name == "indexing"
+                else p.name for p in module_sources(module)}
+
+    answers = names("mathir.indexing.answer_index")
+    # the readers, the tokenizers and the writers, also those imported inside functions
+    assert {"indexing/latex_words.py", "indexing/html_text.py", "indexing/mse_posts.py",
+            "indexing/thread_html.py", "safe_xml.py", "indexing/tfidf.py",
+            "indexing/pisa_impacts.py", "indexing/text_loader.py", "storage.py"} <= answers
+    assert "indexing/slt.py" in names("mathir.indexing.formula_index")
+    assert {"bi_encoder.py", "export.py", "runtime.py", "calibration.py"} <= \
+        names("mathir.indexing.dense_index")
+    # not the rest of mathir: editing a report or a measure rebuilds no index
+    assert not answers & {"report.py", "experiment.py", "cli.py", "provenance.py"}

@@ -73,7 +73,7 @@ def _texts(path):
 
 def _dense(path):
     pytest.importorskip("pyterrier_dr")
-    from mathir.encoders import load_bi_encoder
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     texts = _texts(path.parent / "texts")
     return DenseAnswerIndex.build(texts, path, load_bi_encoder(), quiet=True)
@@ -215,6 +215,71 @@ def test_concurrent_builder_waits_then_reuses(kind, tmp_path, monkeypatch):
     assert calls == ["first"], "the second builder built the index too"
     assert waited
     assert results["second"].manifest == results["first"].manifest
+
+
+def _ann(path):
+    """An HNSW index (and its float16 copy) of a FlexIndex of 300 random vectors."""
+    pytest.importorskip("faiss")
+    pyterrier_dr = pytest.importorskip("pyterrier_dr")
+    import numpy as np
+
+    from mathir.indexing.ann_index import AnnIndex
+
+    flex = path.parent / "flex"
+    if not flex.exists():
+        vecs = np.random.default_rng(0).standard_normal((300, 16)).astype("f4")
+        pyterrier_dr.FlexIndex(str(flex), verbose=False).indexer(mode="overwrite").index(
+            {"docno": f"d{i}", "doc_vec": v} for i, v in enumerate(vecs))
+    return AnnIndex.build(flex, "hnsw", M=8, ef_construction=16, f16=1)
+
+
+# The library each kind is written with whose upgrade the test simulates.
+WRITERS = {"answers": "pyterrier-pisa", "formulas": "lxml", "facts": "pandas",
+           "texts": "lxml", "dense": "pyterrier-dr", "ann": "faiss-cpu"}
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "ann"])
+def test_an_index_is_rebuilt_when_its_code_or_a_writing_library_changes(kind, tmp_path,
+                                                                        monkeypatch):
+    """Issue: an index's identity held no code or library versions: after a one-word change
+    in latex_words.py (or a pyterrier-pisa / lxml upgrade) the runs were recomputed against
+    the index the old code built."""
+    build = _ann if kind == "ann" else KINDS[kind].build
+    path = tmp_path / "idx"
+    index = build(path)
+    # (an approximate index lies beside its FlexIndex, with its float16 copy: numpy's)
+    folders = [index.path] + ([tmp_path / "flex-f16"] if kind == "ann" else [])
+
+    def rebuilt() -> list[bool]:
+        """Which folders building again replaced (a marker left in each is gone)."""
+        for folder in folders:
+            (folder / "marker").touch()
+        build(path)
+        return [not (folder / "marker").exists() for folder in folders]
+
+    assert not any(rebuilt())  # unchanged: reused
+
+    real = importlib.metadata.version
+
+    def upgraded(name: str) -> str:  # a valid version still (a local label added)
+        version = real(name)
+        if name != WRITERS[kind]:
+            return version
+        return version + (".upgraded" if "+" in version else "+upgraded")
+
+    monkeypatch.setattr(importlib.metadata, "version", upgraded)
+    assert rebuilt()[0], f"a {WRITERS[kind]} upgrade rebuilds the {kind} index"
+    assert not any(rebuilt())
+    manifest = json.loads((folders[0] / "manifest.json").read_text())
+    assert manifest["writer"]["versions"][WRITERS[kind]].endswith("upgraded")
+
+    from mathir.indexing import identity
+
+    real_code = identity.code_digest
+    monkeypatch.setattr(identity, "code_digest",
+                        lambda module: {**real_code(module), "sha256": "0" * 64})
+    assert all(rebuilt()), f"an edit of the code that builds it rebuilds the {kind} index"
+    assert not any(rebuilt())
 
 
 def test_index_without_pt_meta_opens_and_gets_it_without_rebuild(tmp_path, mathir_entry_points):

@@ -1,4 +1,4 @@
-"""The CPU backends of the encoders (mathir.encoders): selection, export cache, agreement
+"""The CPU backends of the encoders (mathir.neural): selection, export cache, agreement
 with PyTorch, run identity, tokenising workers, and the error naming the extra."""
 
 from __future__ import annotations
@@ -37,19 +37,19 @@ def _cos(a, b):
 
 
 def test_backend_is_checked():
-    from mathir.encoders import check_backend
+    from mathir.neural.backends import check_backend
 
     assert check_backend(None) == "torch"
     with pytest.raises(InputError, match="unknown backend 'fp8'"):
         check_backend("fp8")
-    from mathir.encoders import load_bi_encoder
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     with pytest.raises(InputError, match="unknown backend"):
         load_bi_encoder(backend="fp8")
 
 
 def test_onnx_backends_agree_with_torch():
-    from mathir.encoders import load_bi_encoder
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     ref = load_bi_encoder().encode(TEXTS)
     onnx = load_bi_encoder(backend="onnx")
@@ -68,7 +68,7 @@ def test_onnx_backends_agree_with_torch():
 def test_openvino_backends_agree_with_torch():
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
-    from mathir.encoders import load_bi_encoder
+    from mathir.neural.bi_encoder import load_bi_encoder
 
     ref = load_bi_encoder().encode(TEXTS)
     f32 = load_bi_encoder(backend="openvino")
@@ -89,27 +89,16 @@ def test_openvino_backends_agree_with_torch():
     np.testing.assert_allclose(alone, int8.encode(TEXTS), atol=1e-5)
 
 
-def test_calibration_texts_are_fixed_and_reach_long_lengths():
-    from mathir.encoders import CROSS_ENCODER, calibration_texts
-
-    texts = calibration_texts()
-    assert texts == calibration_texts() and len(texts) == 300
-    # longer than a 128-word passage (with formulas, well past 256 word pieces)
-    assert max(len(t.split()) for t in texts) > 128
-    pairs = calibration_texts(CROSS_ENCODER, n=20)
-    assert all(len(p) == 2 and p[0] and p[1] for p in pairs)
-
-
 def test_cli_backends_are_the_encoders_backends():
     from mathir import cli
-    from mathir.encoders import BACKENDS
+    from mathir.neural.backends import BACKENDS
 
     assert cli.BACKEND_NAMES == tuple(BACKENDS)
 
 
 def test_export_is_cached_and_reused(export_dir):
-    from mathir.encoders import export
     from mathir.models import default_model_path
+    from mathir.neural.export import export
 
     first = export(default_model_path(), "onnx")
     assert first.path.parent.parent == export_dir
@@ -164,8 +153,8 @@ def test_cross_encoder_backends_agree(tmp_path):
 def test_tokenising_workers_give_the_same_vectors():
     from sentence_transformers import SentenceTransformer
 
-    from mathir.encoders import st_tokenize, torch_encode
     from mathir.models import default_model_path
+    from mathir.neural.tokenizing import st_tokenize, torch_encode
 
     st = SentenceTransformer(str(default_model_path()), device="cpu")
     texts = TEXTS * 4
@@ -177,8 +166,8 @@ def test_tokenising_workers_give_the_same_vectors():
 
 @pytest.mark.parametrize("module", ["onnxruntime", "faiss", "openvino", "nncf"])
 def test_missing_library_names_the_extra(monkeypatch, module):
-    from mathir.encoders import require_onnx
     from mathir.indexing.ann_index import require_faiss
+    from mathir.neural.backends import require_onnx
 
     monkeypatch.setitem(sys.modules, module, None)
     check = {"onnxruntime": require_onnx, "faiss": require_faiss,
@@ -206,8 +195,8 @@ def test_cli_passes_the_backend_to_the_pipelines():
 
 
 def test_batches_are_ordered_by_word_pieces_not_characters():
-    from mathir.encoders import bi_encoder_model
     from mathir.models import default_model_path
+    from mathir.neural.runtime import bi_encoder_model
 
     model = bi_encoder_model(default_model_path(), "onnx")
     # a short formula is many word pieces; a long plain sentence few
@@ -232,8 +221,8 @@ def test_batches_are_ordered_by_word_pieces_not_characters():
 
 def test_openvino_requests_in_flight_return_each_text_its_vector():
     pytest.importorskip("openvino")
-    from mathir.encoders import bi_encoder_model
     from mathir.models import default_model_path
+    from mathir.neural.runtime import bi_encoder_model
 
     model = bi_encoder_model(default_model_path(), "openvino")
     texts = [f"{t} {i}" for i, t in enumerate(TEXTS * 5)]

@@ -1,0 +1,112 @@
+"""The texts that calibrate an ``openvino-int8`` export (:mod:`mathir.neural.export`).
+
+They are made from mathir's embedded ARQMath sample, so that every machine makes the same
+export from the same weights. The sample's answers are read here from its Posts XML, as
+the answer index reads them (:meth:`mathir.indexing.answer_index.AnswerCollection.iter_answers`,
+formulas kept as ``$LaTeX$``), without importing the indexing stage, which sits above the
+encoders (tests/neural/test_calibration.py checks that both read the same texts).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+
+from mathir.neural.backends import BI_ENCODER, CROSS_ENCODER
+
+#: how many texts calibrate an int8 OpenVINO export
+CALIBRATION_TEXTS = 300
+
+
+def calibration_texts(kind: str = BI_ENCODER, n: int = CALIBRATION_TEXTS) -> list:
+    """The texts that calibrate an ``openvino-int8`` export, the same on every machine.
+
+    The embedded ARQMath sample's answers (mathir's own text, with their questions'
+    titles), alone and joined two to four at a time, so that their lengths reach the
+    model's limit as real passages do, in a fixed random order; for a cross-encoder,
+    ``(question title, answer)`` pairs, half of them from the same thread.
+
+    >>> texts = calibration_texts(n=8)
+    >>> len(texts), all(isinstance(t, str) for t in texts)
+    (8, True)
+    >>> [len(p) for p in calibration_texts(CROSS_ENCODER, n=3)]
+    [2, 2, 2]
+    """
+    titled, bare = sample_answers()
+    rng = np.random.default_rng(0)
+    out: list = []
+    for i in range(n):
+        if kind == CROSS_ENCODER:
+            j = int(rng.integers(len(bare)))
+            k = j if i % 2 == 0 else int(rng.integers(len(bare)))
+            title = titled[j][:max(0, len(titled[j]) - len(bare[j]))].strip()
+            out.append((title or bare[j][:80], bare[k]))
+        else:
+            pick = rng.choice(len(titled), 1 + i % 4, replace=False)
+            out.append(" ".join(titled[j] for j in pick))
+    return out
+
+
+def sample_answers() -> tuple[list[str], list[str]]:
+    """The embedded ARQMath sample's answers in collection order, as plain text with
+    formulas as ``$LaTeX$``: ``(with their question's title before them, alone)``.
+
+    >>> titled, bare = sample_answers()
+    >>> len(titled), len(bare), titled[0].endswith(bare[0])
+    (250, 250, True)
+    """
+    from mathir.safe_xml import iter_elements
+    from mathir.samples import arqmath_sample
+
+    titles: dict[str, str] = {}
+    titled: list[str] = []
+    bare: list[str] = []
+    for row in iter_elements(arqmath_sample().posts, "row"):
+        kind = row.get("PostTypeId", "")
+        if kind == "1":
+            titles[row.get("Id")] = _html_to_text(row.get("Title") or "")
+        elif kind == "2":
+            text = _html_to_text(row.get("Body") or "")
+            title = titles.get(row.get("ParentId") or "", "")
+            titled.append(f"{title} {text}" if title else text)
+            bare.append(text)
+    return titled, bare
+
+
+# The text path of mathir.indexing.html_text.html_to_text (formulas kept as $LaTeX$), which
+# the answer index reads the sample with.
+_MATH_SPAN = re.compile(
+    r"<span\b(?P<attrs>[^>]*\bclass=[\"']math-container[\"'][^>]*)>(?P<body>.*?)</span>",
+    re.S | re.I,
+)
+_TAG = re.compile(r"<[^>]*>")
+_BLOCK_TAG = re.compile(r"</?(?:p|div|li|ul|ol|br|hr|h\d|blockquote|pre|tr|td|table)\b[^>]*>", re.I)
+_PARKED = re.compile(r"\x00(\d+)\x00")
+_DELIMS = re.compile(r"^\s*(\${1,2})(.*?)\1\s*$", re.S)
+
+
+def _html_to_text(body_html: str) -> str:
+    """Plain text of an HTML fragment, formulas as ``$LATEX$``; whitespace collapses.
+
+    >>> _html_to_text('<p>Let <span class="math-container" id="7">$x &lt; 2$</span> hold.</p>')
+    'Let $x < 2$ hold.'
+    """
+    formulas: list[str] = []
+
+    def park(m: re.Match) -> str:
+        # Formulas are set aside so that tag stripping and unescaping leave them alone.
+        latex = html.unescape(_TAG.sub("", m.group("body")))
+        d = _DELIMS.match(latex)
+        formulas.append((d.group(2) if d else latex).strip())
+        return f"\x00{len(formulas) - 1}\x00"
+
+    text = _MATH_SPAN.sub(park, body_html)
+    text = html.unescape(_TAG.sub("", _BLOCK_TAG.sub(" ", text)))
+    if formulas:
+        text = _PARKED.sub(lambda m: f"${formulas[int(m.group(1))]}$", text)
+    return " ".join(text.split())
+
+
+__all__ = ["CALIBRATION_TEXTS", "calibration_texts", "sample_answers"]
