@@ -728,7 +728,7 @@ def file_fingerprint(path: str | Path) -> dict:
     summary, cached = (None, {}) if reread else _read_digest_cache(p, digests=False)
     if summary is not None and summary.get("listing") == listing \
             and isinstance(summary.get("fingerprint"), dict):
-        return {"path": str(p), **summary["fingerprint"]}  # every key as when it was cached
+        return _fingerprint_dict(p, summary["fingerprint"])  # every key as when it was cached
     if not reread:
         summary, cached = _read_digest_cache(p)
     records = [r for blob in blobs for r in marshal.loads(blob)]
@@ -772,7 +772,16 @@ def file_fingerprint(path: str | Path) -> dict:
     if summary is None or any(summary.get(k) != v for k, v in wanted.items()) \
             or entries.keys() != cached.keys():
         _write_digest_cache(p, wanted, entries)
-    return {"path": str(p), **fingerprint}
+    return _fingerprint_dict(p, fingerprint)
+
+
+def _fingerprint_dict(path: Path, fingerprint: dict) -> dict:
+    """``{"path", "size", ["files",] "sha256"}`` in this order, however the cache stored
+    it: the order is part of every fingerprint that hashes the dict (run identities
+    pickle it), so a fingerprint read from the cache must equal one just computed."""
+    order = ("size", "files", "sha256")
+    return {"path": str(path), **{k: fingerprint[k] for k in order if k in fingerprint},
+            **{k: v for k, v in fingerprint.items() if k not in order}}
 
 
 def read_manifest(directory: str | Path) -> dict | None:

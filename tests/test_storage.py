@@ -654,3 +654,23 @@ def test_odd_path_names_are_fingerprinted_and_cached(tmp_path, digest_cache, mon
     reads = []
     monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
     assert storage.file_fingerprint(folder) == first and first["files"] == 2 and reads == []
+
+
+def test_a_fingerprint_from_the_cache_equals_one_just_computed(tmp_path, monkeypatch):
+    """Key for key and in the same order: run identities pickle the dict, so a model's
+    fingerprint read back from the listing cache must hash as the first one did (it
+    broke tests/pipelines/test_neural.py's reranker fingerprint when the order moved)."""
+    import time
+
+    from mathir import storage
+
+    monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(storage, "RACY_NS", 0)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "a.bin").write_bytes(b"weights")
+    time.sleep(0.01)
+    first = storage.file_fingerprint(folder)
+    again = storage.file_fingerprint(folder)
+    assert list(first.items()) == list(again.items())
+    assert list(first) == ["path", "size", "files", "sha256"]
