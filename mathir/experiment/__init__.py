@@ -2,7 +2,7 @@
 whose declared identity is unchanged, evaluate once, test significance, write reports.
 
 The task registry (:mod:`mathir.tasks`) says what a task is; this package runs one. It,
-``tasks/`` and ``cli.py`` are the only modules that wire the stages (indexing,
+``tasks/`` and ``cli/`` are the only modules that wire the stages (indexing,
 pipelines, runs, evaluation) together. Its rooms:
 
 * :mod:`~mathir.experiment.pipelines`: pipelines declared, resolved, built once;
@@ -10,11 +10,13 @@ pipelines, runs, evaluation) together. Its rooms:
   the one evaluation;
 * :mod:`~mathir.experiment.quiet`: silencing the libraries (``--quiet``);
 * :mod:`~mathir.experiment.reports`: per-topic files, the HTML report and its explorer;
-* :mod:`~mathir.experiment.run_files`: anyone's run files (``mathir evaluate``, ``view``).
+* :mod:`~mathir.experiment.run_files`: anyone's run files (``mathir evaluate``, ``view``);
+* :mod:`~mathir.experiment.catalog`: the tasks as ``mathir tasks`` lists them.
 
 Nothing here imports pandas or PyTerrier at import time.
 """
 
+from mathir.experiment.catalog import tasks_catalog, tasks_overview
 from mathir.experiment.pipelines import (
     ENTRY_POINT_GROUP,
     PIPELINES_VARIABLE,
@@ -24,9 +26,12 @@ from mathir.experiment.pipelines import (
     available_pipelines,
     import_reference,
     load_pipelines_file,
+    own_pipelines,
     plugin_pipelines,
     plugin_pipelines_by_task,
     resolve_pipelines,
+    select_pipelines,
+    split_reference,
 )
 from mathir.experiment.quiet import quiet_libraries
 from mathir.experiment.reports import (
@@ -46,9 +51,11 @@ from mathir.experiment.running import (
     ExperimentResult,
     PipelineError,
     build_pipeline,
+    check_experiment,
     check_judged,
     check_workers,
     evaluation_record,
+    locate_data,
     run_experiment,
     run_pipeline,
     write_pipeline_run,
@@ -56,7 +63,9 @@ from mathir.experiment.running import (
 
 __all__ = ["ENTRY_POINT_GROUP", "PIPELINES_VARIABLE", "ExperimentResult", "Pipeline",
            "PipelineError", "PipelineSource", "accepts", "available_pipelines",
-           "build_pipeline", "check_judged", "check_workers", "collection_docnos",
+           "build_pipeline", "check_experiment", "check_judged", "check_workers",
+           "collection_docnos", "locate_data", "own_pipelines", "select_pipelines",
+           "split_reference", "tasks_catalog", "tasks_overview",
            "evaluate_run_files", "evaluate_runs", "evaluation_record", "experiment_explorer",
            "import_reference", "load_pipelines_file", "plugin_pipelines",
            "plugin_pipelines_by_task", "quiet_libraries", "read_runs", "resolve_pipelines",

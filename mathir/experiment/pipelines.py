@@ -16,6 +16,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import os
 import re
 import sys
 import traceback
@@ -344,3 +345,62 @@ def load_pipelines_file(path: str | Path) -> dict[str, PipelineSource]:
     if not isinstance(found, Mapping):
         raise InputError(f"defines no {PIPELINES_VARIABLE} = {{name: pipeline}} mapping", path=p)
     return dict(found)
+
+
+def split_reference(spec: str) -> tuple[str, str]:
+    """``NAME=package.module:factory`` as ``(name, reference)``; InputError otherwise.
+
+    >>> split_reference("mine=mypkg.pipes:make")
+    ('mine', 'mypkg.pipes:make')
+    """
+    name, sep, target = spec.partition("=")
+    if not sep or not name.strip() or ":" not in target:
+        raise InputError(f"--pipeline {spec!r}: expected NAME=package.module:factory")
+    return name.strip(), target.strip()
+
+
+def own_pipelines(files: Iterable[str | Path] = (), references: Iterable[str] = ()
+                  ) -> dict[str, PipelineSource]:
+    """Your pipelines by name: those of pipelines files (:func:`load_pipelines_file`) and of
+    ``NAME=module:factory`` references, the current folder importable for these (as
+    uvicorn and gunicorn resolve apps: a console script's path starts with its own bin
+    folder). Two pipelines with one name are an error.
+
+    >>> own_pipelines(references=["mine=mathir.pipelines.lexical:bm25"])
+    {'mine': 'mathir.pipelines.lexical:bm25'}
+    """
+    found: dict[str, PipelineSource] = {}
+    for file in files:
+        for name, source in load_pipelines_file(file).items():
+            if name in found:
+                raise InputError(f"two pipelines are named {name!r}", path=file)
+            found[name] = source
+    refs = [split_reference(spec) for spec in references]
+    if refs and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name, target in refs:
+        if name in found:
+            raise InputError(f"two pipelines are named {name!r}")
+        found[name] = target
+    return found
+
+
+def select_pipelines(task: Task, names: str | None, own: Mapping[str, PipelineSource],
+                     references: Iterable[str] = ()) -> list:
+    """What ``mathir experiment`` runs: ``names`` (comma-separated names of the task, of
+    entry points or of your own pipelines), or else the task's defaults and all of your
+    own. A ``--pipeline`` left out of given names is an error.
+
+    >>> from mathir.tasks import get_task
+    >>> select_pipelines(get_task("arqmath-task1"), None, {})
+    ['tfidf', 'bm25']
+    """
+    if not names:
+        return [*task.default_pipelines, *({n: s} for n, s in own.items())]
+    chosen = [p.strip() for p in names.split(",") if p.strip()]
+    given = [split_reference(spec)[0] for spec in references]
+    left_out = [n for n in given if n not in chosen]
+    if left_out:
+        raise InputError(f"--pipeline {left_out[0]} is not among --pipelines "
+                         f"{names}: add it there, or leave --pipelines out")
+    return [{n: own[n]} if n in own else n for n in chosen]

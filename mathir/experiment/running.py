@@ -446,3 +446,54 @@ def evaluate_into(result: ExperimentResult, task: Task, runs: dict, qrels, recor
         result.per_topic = ev.per_topic
         result.baseline = baseline
         result.significance = ev.significance(baseline, result.test, result.correction)
+
+
+def check_experiment(task: Task, pipelines: Any, *, workers: int = 1, test: str = "t",
+                     correction: str = "holm", measures: Any = None,
+                     judged: str | None = None, run_format: str | None = None,
+                     options: Mapping[str, Any] | None = None) -> None:
+    """What :func:`run_experiment` refuses before any work, checked on its own (the
+    command line does it before it locates the data, so that a mistake is its only line).
+
+    >>> check_experiment(get_task("arqmath-task1"), ["bm2"])  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: unknown pipeline 'bm2'; did you mean 'bm25'? ...
+    """
+    from mathir.evaluation.evaluated import parse_measures
+    from mathir.evaluation.significance import check_test
+
+    check_workers(workers)
+    check_test(test, correction)
+    if measures is not None:
+        parse_measures(measures)
+    if judged is not None:
+        check_judged(task, judged)
+    task.check_run_format(run_format or task.run_formats[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said again when the experiment resolves them
+        resolve_pipelines(task, pipelines, options)
+
+
+def locate_data(task: Task, data: str | Path | None = None, year: str | None = None,
+                collection: str | Path | None = None, qrels: str | Path | None = None
+                ) -> tuple[TaskData, list[str]]:
+    """The task's files, and the defaults taken, in words: ``data``, else ``$MATHIR_DATA``
+    where a year, split or collection asks for real data (as ``pt.get_dataset`` reads
+    it), else the embedded sample (said), with the default year or split (said).
+
+    >>> files, notes = locate_data(get_task("arqmath-task1"))
+    >>> files.label, notes[0].startswith("no --data: arqmath-task1 on its embedded sample")
+    ('sample', True)
+    """
+    from mathir.tasks import data_folder
+
+    folder = data_folder(data, bool(year or collection))
+    found = task.data(folder, year, collection, qrels=qrels)
+    notes = []
+    if folder is None:
+        notes.append(f"no --data: {task.name} on its embedded sample "
+                     f"({len(task.topics(found))} topics; give --data DIR for the real files)")
+    elif year is None and found.label not in ("sample", None) and (task.years or task.splits):
+        what = "year" if task.years else "split"
+        notes.append(f"no --{what}: {found.label}, the default (--{what} chooses)")
+    return found, notes

@@ -1,0 +1,7 @@
+"""``python -m mathir.cli``: the ``mathir`` command."""
+
+import sys
+
+from mathir.cli import main
+
+sys.exit(main())
