@@ -13,8 +13,8 @@ import pyterrier as pt
 import pytest
 
 import mathir
+from mathir.experiment import identity as provenance
 from mathir.experiment import run_experiment
-from mathir.runs import provenance
 from mathir.tasks import get_task
 
 

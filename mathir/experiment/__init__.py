@@ -8,6 +8,8 @@ pipelines, runs, evaluation) together. Its rooms:
 * :mod:`~mathir.experiment.pipelines`: pipelines declared, resolved, built once;
 * :mod:`~mathir.experiment.running`: running them into run files with manifests, reuse,
   the one evaluation;
+* :mod:`~mathir.experiment.identity`: a run's identity (its manifest: pipeline code and
+  arguments, data and index checksums, package versions) and when a run is reused;
 * :mod:`~mathir.experiment.quiet`: silencing the libraries (``--quiet``);
 * :mod:`~mathir.experiment.reports`: per-topic files, the HTML report and its explorer;
 * :mod:`~mathir.experiment.run_files`: anyone's run files (``mathir evaluate``, ``view``);

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError
-from mathir.runs.provenance import (
+from mathir.experiment.identity import (
     pipeline_identity,
     qualified_name,
 )
@@ -83,7 +83,7 @@ class Pipeline:
         return built
 
     def identity(self) -> dict:
-        """:func:`mathir.runs.provenance.pipeline_identity` of this pipeline."""
+        """:func:`mathir.experiment.identity.pipeline_identity` of this pipeline."""
         return pipeline_identity(self.name, self.factory, self.kwargs, self.transformer)
 
     @property

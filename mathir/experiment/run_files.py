@@ -156,7 +156,7 @@ def _recorded_collection(task: Task, run_paths: list[str | Path], judged: str | 
     ``collection`` judged set (one collection for all); None when none records one."""
     import json
 
-    from mathir.runs.provenance import manifest_path
+    from mathir.experiment.identity import manifest_path
 
     records = []
     for p in run_paths:

@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError
+from mathir.experiment.identity import (
+    remove_manifest,
+    run_manifest,
+    stale_reason,
+)
+from mathir.experiment.identity import write_manifest as write_run_manifest
 from mathir.experiment.pipelines import (
     Pipeline,
     PipelineSource,
@@ -26,12 +32,6 @@ from mathir.experiment.pipelines import (
 )
 from mathir.experiment.quiet import quiet_libraries
 from mathir.models import require_extra
-from mathir.runs.provenance import (
-    remove_manifest,
-    run_manifest,
-    stale_reason,
-)
-from mathir.runs.provenance import write_manifest as write_run_manifest
 from mathir.storage import atomic_file, exclusive_lock
 from mathir.tasks import Ref, Task, TaskData, get_task
 
@@ -190,7 +190,7 @@ def _record_evaluation(run_path: Path, record: dict) -> None:
     file's checksum are kept)."""
     import json
 
-    from mathir.runs.provenance import manifest_path
+    from mathir.experiment.identity import manifest_path
 
     p = manifest_path(run_path)
     try:
@@ -301,7 +301,7 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     ``--cross-encoder`` is ``{"cross_encoder": PATH}``).
 
     Runs go to ``out/<task>/<data label>/<pipeline>.tsv`` in ``run_format``, each with a
-    ``<pipeline>.manifest.json`` (see :mod:`mathir.runs.provenance`); a run is reused
+    ``<pipeline>.manifest.json`` (see :mod:`mathir.experiment.identity`); a run is reused
     only when its declared identity (pipeline factory, arguments and code, topics,
     index, data files, package versions, mathir's source) is unchanged, and
     ``result.recomputed`` says why each other run was computed. Each pipeline is built

@@ -5,7 +5,7 @@ Every builder's ``wanted`` manifest (:func:`mathir.storage.build_or_reuse`) hold
 ``writer`` = :func:`writer_identity` of its module, so an index built by other mathir
 code (a one-word change in :mod:`mathir.indexing.latex_words`) or with another
 pyterrier-pisa, lxml, scikit-learn, faiss ... is rebuilt instead of reused; run
-identity (:mod:`mathir.runs.provenance`) records the same two things for runs.
+identity (:mod:`mathir.experiment.identity`) records the same two things for runs.
 
 Which code: the source of the builder's module and of every mathir module it imports,
 at any depth, also inside functions (:func:`module_sources`, read from the source with

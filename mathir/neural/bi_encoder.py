@@ -125,7 +125,7 @@ class BiEncoder:
                 f"onnx_sha256={self.st.onnx.exported.sha256[:12]!r})")
 
     def __fingerprint__(self) -> dict:
-        """What this encoder is, for run fingerprints (:mod:`mathir.runs.provenance`):
+        """What this encoder is, for run fingerprints (:mod:`mathir.experiment.identity`):
         its arguments and the files of its model, not the loaded model's state (which
         changes as it is used)."""
         out = {"model": model_fingerprint(self.model_path), "batch_size": self.batch_size,

@@ -7,7 +7,7 @@ can be written (``<model>.mathir-export/<backend>/``), else under mathir's cache
 (``$MATHIR_CACHE_DIR/exports``); ``$MATHIR_EXPORT_DIR`` chooses another root. Its
 ``manifest.json`` records the source weights' fingerprint, the library versions and the
 SHA-256 of the ONNX file, which enters every run's identity
-(:func:`mathir.runs.provenance.pipeline_identity`): a run made with int8 never passes for
+(:func:`mathir.experiment.identity.pipeline_identity`): a run made with int8 never passes for
 a float32 run.
 """
 

@@ -160,7 +160,7 @@ class CrossEncoderScorer(pt.Transformer):
                                         self.backend), load)
 
     def __fingerprint__(self) -> dict:
-        """What this scorer is, for run fingerprints (:mod:`mathir.runs.provenance`): its
+        """What this scorer is, for run fingerprints (:mod:`mathir.experiment.identity`): its
         parameters and its model's files, not the loaded model."""
         out = {k: v for k, v in vars(self).items() if not isinstance(v, Live)}
         out["model_path"] = model_fingerprint(self.model_path)

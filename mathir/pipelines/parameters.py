@@ -18,7 +18,7 @@ need neither.
 
 What :func:`derived` builds, and a :class:`Cache` of results, is *live state*
 (:class:`Live`): it follows from the parameters, so a run's fingerprint
-(:mod:`mathir.runs.provenance`) leaves it out, and pickling drops it (it is built again
+(:mod:`mathir.experiment.identity`) leaves it out, and pickling drops it (it is built again
 where it is unpickled). A transformer that has run once is then fingerprinted as it was
 declared, and can be sent to a worker process even where its live state (a PISA
 retrieval context, a loaded model) cannot be pickled.

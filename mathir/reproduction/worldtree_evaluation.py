@@ -114,7 +114,7 @@ def log_test_evaluations(out: Path, data: str | None, computed_test: list[str]) 
     what the report says of them: those runs, the log and how many entries it holds."""
     log = out / "test_evaluations.jsonl"
     if computed_test:
-        from mathir.runs.provenance import git_state
+        from mathir.experiment.identity import git_state
 
         with open(log, "a", encoding="utf-8") as f:
             f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git": git_state(),

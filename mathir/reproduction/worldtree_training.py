@@ -237,8 +237,8 @@ def train_model(recipe: Recipe, pairs, out: str | Path, seed: int, key: dict,
     :func:`deterministic_torch`; its manifest gets ``reproduce`` = ``key`` and the
     ``weights_sha256`` of what was trained. Returns ``out``.
     """
+    from mathir.experiment.identity import git_state
     from mathir.pipelines.reranker_training import train_bi_encoder, train_cross_encoder
-    from mathir.runs.provenance import git_state
 
     out = Path(out)
     git = git_state()  # the code it starts with (a commit made while it trains is not it)

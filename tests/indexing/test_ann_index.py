@@ -134,8 +134,8 @@ def test_dense_pipeline_with_hnsw_matches_exhaustive_on_the_sample(sample_index)
 
 
 def test_run_identity_differs_by_search_spec():
+    from mathir.experiment.identity import pipeline_identity
     from mathir.pipelines import neural
-    from mathir.runs.provenance import pipeline_identity
 
     ids = [pipeline_identity("dense", neural.dense, kw) for kw in
            ({}, {"search": "ivf"}, {"search": "ivf:f16=1"}, {"search": "ivf:nprobe=64"})]

@@ -110,8 +110,8 @@ def test_export_is_cached_and_reused(export_dir):
 
 
 def test_run_identity_differs_by_backend_and_records_the_export():
+    from mathir.experiment.identity import pipeline_identity
     from mathir.pipelines import neural
-    from mathir.runs.provenance import pipeline_identity
 
     plain = pipeline_identity("dense", neural.dense, {})
     f32 = pipeline_identity("dense", neural.dense, {"backend": "onnx"})

@@ -430,8 +430,8 @@ def test_no_recipe_asks_for_more_threads_than_two_jobs_side_by_side_leave():
 @needs_neural  # (train_model seeds torch)
 def test_a_model_records_the_commit_it_started_from(tmp_path, monkeypatch):
     # A commit made while a model trains (an hour here) is not the code that trained it.
+    import mathir.experiment.identity as provenance
     import mathir.pipelines.reranker_training as training
-    import mathir.runs.provenance as provenance
 
     state = {"commit": "started-here", "dirty": True}
     monkeypatch.setattr(provenance, "git_state", lambda: dict(state))

@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-from mathir.runs import provenance
-from mathir.runs.provenance import (
+from mathir.experiment import identity as provenance
+from mathir.experiment.identity import (
     NotFingerprintable,
     code_fingerprint,
     describe_argument,

@@ -225,7 +225,7 @@ def qualified_name(obj: Any) -> str:
     """``module:qualname`` of a function or class (a partial: of its function).
 
     >>> qualified_name(qualified_name)
-    'mathir.runs.provenance:qualified_name'
+    'mathir.experiment.identity:qualified_name'
     """
     if isinstance(obj, functools.partial):
         return qualified_name(obj.func)
@@ -524,7 +524,7 @@ def pipeline_identity(name: str, factory: Any = None, kwargs: Mapping[str, Any] 
     such a run is never reused.
 
     >>> pipeline_identity("bm25", qualified_name, {"k1": 1.2})["factory"]
-    'mathir.runs.provenance:qualified_name'
+    'mathir.experiment.identity:qualified_name'
     """
     out: dict[str, Any] = {"name": name}
     if transformer is not None:
