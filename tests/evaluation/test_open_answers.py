@@ -3,16 +3,18 @@ import pytest
 
 from mathir.errors import InputError
 from mathir.evaluation import open_answers as oa
+from mathir.evaluation.open_answer_references import (
+    ablate,
+    normalize_answer,
+    task1_references,
+    task3_references,
+)
 from mathir.evaluation.open_answers import (
     AnswerModel,
-    ablate,
     automatic_measures,
     evaluate_open_answers,
     lexical_overlap,
     manual_measures,
-    normalize_answer,
-    task1_references,
-    task3_references,
     token_f1,
 )
 from mathir.qrels.arqmath import read_task3_qrels
