@@ -46,6 +46,12 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
 BI_ENCODER_MODULES = ("torch", "transformers", "sentence_transformers", "pyterrier_dr")
 
 
+#: The kinds of encoder models (a bi-encoder embeds texts one by one, a cross-encoder scores
+#: a query and a text together); here so that what reads models needs no backend module.
+BI_ENCODER = "bi-encoder"
+CROSS_ENCODER = "cross-encoder"
+
+
 def missing_modules(extra: str, modules: Sequence[str] | None = None) -> list[str]:
     """The modules of ``extra`` (or only ``modules`` of it) that cannot be imported here.
 

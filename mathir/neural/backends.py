@@ -31,7 +31,7 @@ mathir.errors.InputError: unknown backend 'tensorrt'; expected one of torch, onn
 from __future__ import annotations
 
 from mathir.errors import InputError
-from mathir.models import require_extra
+from mathir.models import BI_ENCODER, CROSS_ENCODER, require_extra
 
 #: backend -> what it is, in words
 BACKENDS = {"torch": "PyTorch (sentence-transformers), float32",
@@ -44,8 +44,6 @@ BACKENDS = {"torch": "PyTorch (sentence-transformers), float32",
 ONNX_MODULES = ("torch", "transformers", "onnx", "onnxruntime")
 #: the modules the OpenVINO backends need (in the `neural` extra; nncf for int8 only)
 OPENVINO_MODULES = ("torch", "transformers", "openvino")
-BI_ENCODER = "bi-encoder"
-CROSS_ENCODER = "cross-encoder"
 #: the float32 backend that encodes a bi-encoder's queries for an int8 backend: queries
 #: are few (one a topic), so their vectors are computed exactly while the passages' are
 #: int8; on the 2022 pool this took openvino-int8's nDCG' difference to torch from -0.0074

@@ -2,9 +2,10 @@
 
 They are made from mathir's embedded ARQMath sample, so that every machine makes the same
 export from the same weights. The sample's answers are read here from its Posts XML, as
-the answer index reads them (:meth:`mathir.indexing.answer_index.AnswerCollection.iter_answers`,
-formulas kept as ``$LaTeX$``), without importing the indexing stage, which sits above the
-encoders (tests/neural/test_calibration.py checks that both read the same texts).
+the answer index reads them
+(:meth:`mathir.indexing.answer_collection.AnswerCollection.iter_answers`, formulas kept
+as ``$LaTeX$``), without importing the indexing stage, which sits above the encoders
+(tests/neural/test_calibration.py checks that both read the same texts).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 
 import numpy as np
 
-from mathir.neural.backends import BI_ENCODER, CROSS_ENCODER
+from mathir.models import BI_ENCODER, CROSS_ENCODER
 
 #: how many texts calibrate an int8 OpenVINO export
 CALIBRATION_TEXTS = 300
