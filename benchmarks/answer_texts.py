@@ -13,6 +13,7 @@ loading it the old way (``pd.read_json`` then a docno -> text dict) costs.
     python benchmarks/answer_texts.py --answers 1400000 --compare-jsonl --json
 
 Memory figures come from ``/proc/self/status`` (VmRSS now, VmHWM the peak), so Linux only.
+Wall and CPU seconds (this process and its children) are reported with ``calibration_ms``.
 """
 
 from __future__ import annotations
@@ -20,16 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.index_mse
+try:  # python benchmarks/answer_texts.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.answer_texts, from the repository root
+    from benchmarks import machine
 
 
 def proc_status_mb(field: str = "VmRSS") -> float:
@@ -41,20 +42,13 @@ def proc_status_mb(field: str = "VmRSS") -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def cpu_seconds() -> float:
-    """CPU (user + system) of this process and its finished children."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 def generate_answers(path: Path, n_answers: int, seed: int = 0) -> int:
     """Write a Posts file with exactly ``n_answers`` answers; returns its number of posts.
 
     ``generate_posts`` writes one row per line and about 65% answers: a few more posts
     than needed are generated, then the file is cut after the ``n_answers``-th answer.
     """
-    from benchmarks.index_mse import generate_posts
+    generate_posts = machine.benchmark("index_mse").generate_posts
 
     n_posts = int(n_answers / 0.6) + 100
     while True:
@@ -178,27 +172,24 @@ def in_fresh_process(flag: str, path: Path, batches_file: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--answers", type=int, default=100_000)
     ap.add_argument("--batches", type=int, default=100)
     ap.add_argument("--batch-size", type=int, default=1000)
     ap.add_argument("--compare-jsonl", action="store_true",
                     help="also measure the old texts.jsonl layout loaded into memory")
     ap.add_argument("--workdir", help="keep the generated collection and store here")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--measure", nargs=2, metavar=("STORE", "BATCHES"), help=argparse.SUPPRESS)
     ap.add_argument("--measure-jsonl", nargs=2, metavar=("FILE", "BATCHES"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.measure or args.measure_jsonl:  # the fresh process of a measurement
         what = measure_store if args.measure else measure_jsonl
-        print(json.dumps(what(*map(Path, args.measure or args.measure_jsonl))))
+        machine.print_report(what(*map(Path, args.measure or args.measure_jsonl)), True)
         return 0
 
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="mathir-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    started_wall, started_cpu = time.perf_counter(), cpu_seconds()
-    try:
+    started_wall, started_cpu = time.perf_counter(), machine.cpu_seconds()
+    with machine.work_folder(args.workdir) as work:
         posts = work / f"Posts.synthetic.{args.answers}-answers.xml"
         w, c = time.perf_counter(), time.process_time()
         n_posts = generate_answers(posts, args.answers)
@@ -228,15 +219,9 @@ def main(argv=None) -> int:
                         f.write(json.dumps(doc, ensure_ascii=False) + "\n")
             result["old_jsonl_dict"] = in_fresh_process("--measure-jsonl", jsonl, batches_file)
         result["total_wall_s"] = round(time.perf_counter() - started_wall, 1)
-        result["total_cpu_s"] = round(cpu_seconds() - started_cpu, 1)
-    finally:
-        if not args.workdir:
-            shutil.rmtree(work, ignore_errors=True)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+        result["total_cpu_s"] = round(machine.cpu_seconds() - started_cpu, 1)
+    result["calibration_ms"] = machine.calibration_ms()
+    machine.print_report(result, args.json, machine.key_values)
     return 0
 
 

@@ -7,22 +7,25 @@ hostile inputs (``hostile``: wall and CPU seconds of each, and its verdict): a
 10,000-digit answer, a 50 MB response, 200,000 ``\\boxed{``, JSON nested 100,000 deep,
 nested LaTeX commands, and texts just under the length cap built to be slow (each took
 seconds to forever before linear-time extraction; CPU seconds are comparable on a
-shared machine, wall seconds are not).
+shared machine, wall seconds are not). The whole run's wall and CPU seconds (``wall_s``,
+``cpu_s``) and ``calibration_ms`` close the report.
 
     python benchmarks/answers.py --json
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
-import resource
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+try:  # python benchmarks/answers.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.answers, from the repository root
+    from benchmarks import machine
 from mathir.answers import SymbolicChecker, check_answer, latex_check
 from mathir.answers.checking import MAX_CHARS, read_answer_records
 from mathir.answers.extraction import extract_answer
@@ -43,13 +46,6 @@ def simple_cases(n: int, seed: int = 0) -> list[tuple[str, str]]:
 SYMBOLIC = [("7x^2 - 63", "7(x - 3)(x + 3)"), ("2\\sqrt{3}", "\\sqrt{12}"),
             ("\\frac{x^2-1}{x-1}", "x+1"), ("\\sqrt{169}", "13"), ("\\frac{3}{7}", "0.428571"),
             ("(a+b)^2", "a^2+2ab+b^2"), ("\\sin^2 x + \\cos^2 x", "1"), ("x+1", "x+2")]
-
-
-def cpu_seconds() -> float:
-    """User + system CPU time of this process (all threads) and its finished children."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _verdict(j) -> str:
@@ -94,14 +90,25 @@ def hostile_cases() -> dict[str, Callable[[], str]]:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _text(result: dict) -> str:
+    lines = []
+    for k, v in result.items():
+        if k == "hostile":
+            for name, h in v.items():
+                lines.append(f"  {name:22s} {h['wall_s']:7.3f} s wall {h['cpu_s']:7.3f} s CPU  "
+                             f"{h['verdict']}")
+        else:
+            lines.append(f"{k:24s} {v}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = machine.parser(__doc__)
     ap.add_argument("--n", type=int, default=20000, help="simple checks (default 20000)")
     ap.add_argument("--symbolic", type=int, default=80, help="symbolic checks (default 80)")
     ap.add_argument("--timeout", type=float, default=2.0, help="per symbolic check (s)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
-    args = ap.parse_args()
-
+    args = ap.parse_args(argv)
+    clock = machine.Clock()
     cases = simple_cases(args.n)
     t0 = time.perf_counter()
     correct = sum(check_answer(r, g).correct for r, g in cases)
@@ -129,23 +136,17 @@ def main() -> None:
     }
     hostile = {}
     for name, run in hostile_cases().items():
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         verdict = run()
         hostile[name] = {"wall_s": round(time.perf_counter() - t0, 3),
-                         "cpu_s": round(cpu_seconds() - c0, 3), "verdict": verdict}
+                         "cpu_s": round(machine.cpu_seconds() - c0, 3), "verdict": verdict}
     result["hostile"] = hostile
     result["hostile_worst_cpu_s"] = max(h["cpu_s"] for h in hostile.values())
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            if k == "hostile":
-                for name, h in v.items():
-                    print(f"  {name:22s} {h['wall_s']:7.3f} s wall {h['cpu_s']:7.3f} s CPU  "
-                          f"{h['verdict']}")
-            else:
-                print(f"{k:24s} {v}")
+    result.update(clock.seconds(2))
+    result["calibration_ms"] = machine.calibration_ms()
+    machine.print_report(result, args.json, _text)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

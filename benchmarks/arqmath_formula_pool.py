@@ -16,14 +16,14 @@ the pool (:class:`mathir.pipelines.formula.PruneQuery` with ``prune_from=0``; ``
 switches a rule off) as the pipeline ``formula-tuples[max_df=...,max_terms=...]``.
 
 Prints per year and overall nDCG', MAP', P'@10 per pipeline, and the parse-fallback
-counts of the pool and of the query formulas.
+counts of the pool and of the query formulas; wall and CPU seconds (``wall_s``,
+``cpu_s``) and ``calibration_ms``.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 import tempfile
 import time
@@ -32,6 +32,10 @@ from pathlib import Path
 
 import pandas as pd
 
+try:  # python benchmarks/arqmath_formula_pool.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.arqmath_formula_pool, from the repository root
+    from benchmarks import machine
 from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
 from mathir.indexing.formula_index import FormulaIndex
 from mathir.indexing.formula_tsv import iter_formula_index
@@ -40,7 +44,6 @@ from mathir.pipelines.formula import formula_tuples, formula_words
 from mathir.qrels.arqmath import read_qrels
 from mathir.topics.arqmath import read_task2_topics
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 QRELS = {"2020": "qrel_task2_2020_visual_id_v3_official.tsv",
          "2021": "qrel_task2_2021_visual_id_v3_official.tsv",
          "2022": "qrel_task2_2022_visual_id_official.tsv"}
@@ -76,9 +79,7 @@ def _prune(text: str) -> tuple[float | None, int | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap = machine.parser(__doc__, data="arqmath")
     ap.add_argument("--scoring", choices=SCORINGS, default="bm25",
                     help="the formula index's scoring (bm25-impacts: BM25 impacts in shards)")
     ap.add_argument("--shards", type=int, default=1,
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "collection_sample").is_dir():
         print(f"error: no ARQMath data at {args.data}", file=sys.stderr)
         return 2
+    clock = machine.Clock()
     result: dict = {"pipelines": {}, "topics": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -132,12 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             n_topics = sum(len(t) for t in topics.values())
             scores["ms_per_query"] = round(1000 * seconds / max(1, n_topics), 2)
             result["pipelines"][name] = scores
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for name, s in result["pipelines"].items():
-            print(name, s)
-        print({k: v for k, v in result.items() if k != "pipelines"})
+    result.update(clock.seconds(1))
+    result["calibration_ms"] = machine.calibration_ms()
+    machine.print_report(result, args.json, lambda r: "\n".join(
+        [f"{name} {s}" for name, s in r["pipelines"].items()]
+        + [str({k: v for k, v in r.items() if k != "pipelines"})]))
     return 0
 
 

@@ -49,12 +49,12 @@ submitted participant run. Goal: +0.03 nDCG', p < 0.05 (t-test).
     python benchmarks/arqmath_judged_pool.py --peers --out runs/peers --json
 
 Runs, the answer index and the dense index go under ``--out`` and are reused while
-unchanged. Every result carries ``wall_s`` and ``cpu_s`` (this process's CPU time).
+unchanged. Every result carries ``wall_s`` and ``cpu_s`` (this process's CPU time) and
+``calibration_ms``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -64,7 +64,11 @@ from pathlib import Path
 
 import pandas as pd
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
+try:  # python benchmarks/arqmath_judged_pool.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.arqmath_judged_pool, from the repository root
+    from benchmarks import machine
+
 PIPELINES = ["tfidf", "bm25", "bm25>>biencoder", "dense", "fusion"]
 FUSED = ("fusion", "formula-aware", "formula-aware-rrf")
 
@@ -118,7 +122,7 @@ _LENGTHS: dict[str, dict[str, int]] = {}
 def answer_lengths(collection: Path) -> dict[str, int]:
     """docno -> characters of the answer's own text (formulas as ``$LaTeX$``, no title),
     as mathir's reader makes it; read once per collection."""
-    from mathir.indexing.answer_index import AnswerCollection
+    from mathir.indexing.answer_collection import AnswerCollection
 
     key = str(Path(collection).resolve())
     if key not in _LENGTHS:
@@ -127,43 +131,19 @@ def answer_lengths(collection: Path) -> dict[str, int]:
     return _LENGTHS[key]
 
 
-def thread_file_sizes(collection: Path) -> dict[str, int]:
-    """docno (the answer id of ``{question}_{answer}.html``) -> the thread file's bytes."""
-    return {f.stem.rsplit("_", 1)[-1]: f.stat().st_size
-            for f in Path(collection).glob("*.html")}
-
-
-def length_run(qrels: pd.DataFrame, lengths: dict[str, int]) -> pd.DataFrame:
-    """Each qrels topic's judged answers ranked by ``lengths`` alone, the score min-max
-    normalised per topic (0 shortest, 1 longest; one answer, or all of one length: 1).
-
-    Under the prime measures (judged answers only) this is the same as ranking the whole
-    pool by length with no cutoff. Answers with no length (not in the pool) are left out.
-
-    >>> q = pd.DataFrame({"qid": ["A.1"] * 3 + ["A.2"], "docno": ["a", "b", "c", "d"],
-    ...                   "label": [0, 2, 1, 3]})
-    >>> r = length_run(q, {"a": 10, "b": 30, "c": 20, "d": 5})
-    >>> r[r.qid == "A.1"].sort_values("score", ascending=False)["docno"].tolist()
-    ['b', 'c', 'a']
-    >>> r["score"].tolist()
-    [0.0, 1.0, 0.5, 1.0]
-    """
-    run = qrels[["qid", "docno"]].astype(str)
-    run = run[run["docno"].isin(lengths)].copy()
-    length = run["docno"].map(lengths).astype(float)
-    by = length.groupby(run["qid"])
-    low, high = by.transform("min"), by.transform("max")
-    span = (high - low).where(high > low)
-    run["score"] = ((length - low) / span).fillna(1.0)
-    return run.reset_index(drop=True)
-
-
 def reference_rows(qrels: pd.DataFrame, collection: Path) -> tuple[dict, dict]:
-    """The rows no system makes, on pool ``qrels``: ``length-only`` (:func:`length_run`
-    over the answers' text lengths) and ``random order (floor)`` (the mean over
-    :data:`PEER_SEEDS` of random orders; ``nDCG'_seed_sd`` its spread); and, in the
-    second dict, the ranking by thread-file size alone (the data MANIFEST's figure)."""
-    from mathir.evaluation.pool_completion import random_floor, seed_summary
+    """The rows no system makes, on pool ``qrels``: ``length-only``
+    (:func:`~mathir.evaluation.pool_completion.length_run` over the answers' text lengths)
+    and ``random order (floor)`` (the mean over the protocol's seeds of random orders;
+    ``nDCG'_seed_sd`` its spread); and, in the second dict, the ranking by thread-file size
+    alone (the data MANIFEST's figure)."""
+    from mathir.evaluation.pool_completion import (
+        DEFAULT_SEEDS,
+        length_run,
+        random_floor,
+        seed_summary,
+        thread_file_sizes,
+    )
     from mathir.evaluation.prime import per_query
 
     def means(table: pd.DataFrame) -> dict:
@@ -171,7 +151,7 @@ def reference_rows(qrels: pd.DataFrame, collection: Path) -> tuple[dict, dict]:
 
     rows = {"length-only": means(per_query(length_run(qrels, answer_lengths(collection)),
                                            qrels))}
-    summary = seed_summary(random_floor(qrels, PEER_SEEDS)[1])
+    summary = seed_summary(random_floor(qrels, DEFAULT_SEEDS)[1])
     rows["random order (floor)"] = {m: round(v["mean"], 4) for m, v in summary.items()}
     rows["random order (floor)"]["nDCG'_seed_sd"] = round(summary["nDCG'"]["sd"], 4)
     checks = {}
@@ -227,7 +207,6 @@ def speed(data: Path, cross_encoder: str | None, topics_n: int = 10,
 
 EVAL_YEAR = "2020"
 TUNE_YEARS = ("2021", "2022")
-PEER_SEEDS = tuple(range(20))
 #: the fusion weight grid: (BM25, dense, formulas) in steps of WEIGHT_STEP summing to 1
 WEIGHT_STEP = 0.1
 #: runs/arqmath1 files (stem) that are not teams' submitted runs
@@ -294,41 +273,6 @@ def tune_fusion(years: dict) -> dict:
             "top5": [{"weights": list(w), "ndcg": round(s, 4)} for s, w in top]}
 
 
-def _row(name: str, kind: str, saw: str, per_topic, per_seed, plain=None) -> dict:
-    from mathir.evaluation.pool_completion import seed_summary
-
-    summary = seed_summary(per_seed)
-    row = {"run": name, "kind": kind, "saw": saw}
-    for m, s in summary.items():
-        row[m] = round(s["mean"], 4)
-    row["nDCG'_seed_sd"] = round(summary["nDCG'"]["sd"], 4)
-    row["nDCG'_seed_range"] = [round(summary["nDCG'"]["min"], 4),
-                               round(summary["nDCG'"]["max"], 4)]
-    if plain is not None:
-        row["nDCG'_not_completed"] = round(float(plain["nDCG'"].mean()), 4)
-    return row
-
-
-def coverage(run: pd.DataFrame, qrels: pd.DataFrame, docnos: set[str]) -> dict:
-    """What ``run`` (as read, before any restriction) covers of a pool: its rows and
-    topics, its rows whose answer is in the pool (``docnos``), its rows judged in the
-    pool's ``qrels``, and the share of those qrels it retrieved.
-
-    >>> run = pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["x", "out", "y"]})
-    >>> q = pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["x", "z", "z"], "label": [1, 0, 2]})
-    >>> coverage(run, q, {"x", "y", "z"})
-    {'rows': 3, 'topics': 2, 'in_pool': 2, 'judged_in_pool': 1, 'of_pool_judged': 3, \
-'share_of_pool_judged': 0.3333}
-    """
-    qid, docno = run["qid"].astype(str), run["docno"].astype(str)
-    judged = set(zip(qrels["qid"].astype(str), qrels["docno"].astype(str), strict=True))
-    hits = sum(1 for k in set(zip(qid, docno, strict=True)) if k in judged)
-    return {"rows": int(len(run)), "topics": int(qid.nunique()),
-            "in_pool": int(docno.isin(docnos).sum()), "judged_in_pool": int(hits),
-            "of_pool_judged": int(len(judged)),
-            "share_of_pool_judged": round(hits / len(judged), 4) if judged else 0.0}
-
-
 def peers(data: Path, out: Path, quiet: bool, collection: Path | None = None) -> dict:
     """ARQMath-1 participants' runs and mathir's pipelines on the 2020 judged pool, by
     the pool-completion protocol (:mod:`mathir.evaluation.pool_completion`)."""
@@ -355,10 +299,17 @@ def peers(data: Path, out: Path, quiet: bool, collection: Path | None = None) ->
 
 def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, stage: dict) -> dict:
     """The --peers table, tuning and tests on the pools of ``years`` (their qrels and
-    answers)."""
+    answers): every run scored by :func:`mathir.evaluation.pool_completion.completed_row`."""
     import functools
 
-    from mathir.evaluation.pool_completion import completed_scores, random_floor
+    from mathir.evaluation.pool_completion import (
+        DEFAULT_SEEDS,
+        completed_row,
+        completed_scores,
+        length_run,
+        random_floor,
+        seed_row,
+    )
     from mathir.evaluation.prime import per_query
     from mathir.evaluation.significance import significance_table
     from mathir.experiment import run_experiment
@@ -391,30 +342,27 @@ def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, stage: dict
     qrels, docnos = ev["qrels"], ev["docnos"]
     rows, per_topic = [], {}
     for n, run in mathir_runs.items():
-        pt_, ps = completed_scores(run, qrels, PEER_SEEDS, docnos)
-        per_topic[n] = pt_
-        rows.append(_row(n, "mathir", saw[n], pt_, ps, per_query(run, qrels)))
-        rows[-1]["coverage"] = coverage(run, qrels, docnos)
+        row, per_topic[n] = completed_row(run, qrels, docnos, DEFAULT_SEEDS)
+        rows.append({"run": n, "kind": "mathir", "saw": saw[n], **row})
     folder = data / "runs" / "arqmath1"
     peer_names = []
     for path in sorted(folder.glob("*.tsv")):
         if "task2" in path.stem:
             continue
         run = task.read_run(path)
-        pt_, ps = completed_scores(run, qrels, PEER_SEEDS, docnos)
-        per_topic[path.stem] = pt_
+        row, per_topic[path.stem] = completed_row(run, qrels, docnos, DEFAULT_SEEDS)
         kind = NOT_SUBMITTED.get(path.stem, "ARQMath-1 submitted run")
         saw_peer = ("made after the 2020 judgments" if path.stem in NOT_SUBMITTED
                     and "posthoc" in path.stem else "none (made before the 2020 judgments)")
-        rows.append(_row(path.stem, kind, saw_peer, pt_, ps, per_query(run, qrels)))
-        rows[-1]["coverage"] = coverage(run, qrels, docnos)
+        rows.append({"run": path.stem, "kind": kind, "saw": saw_peer, **row})
         peer_names.append(path.stem)
     length = length_run(qrels, answer_lengths(Path(ev["data"].collection)))
-    lpt, lps = completed_scores(length, qrels, PEER_SEEDS, docnos)
-    rows.append(_row("length-only", "reference", "none (answer length alone)", lpt, lps,
-                     per_query(length, qrels)))
-    fpt, fps = random_floor(qrels, PEER_SEEDS)
-    rows.append(_row("random order (floor)", "floor", "none", fpt, fps))
+    _, lps = completed_scores(length, qrels, DEFAULT_SEEDS, docnos)
+    rows.append({"run": "length-only", "kind": "reference", "saw": "none (answer length alone)",
+                 **seed_row(lps, per_query(length, qrels))})
+    _, fps = random_floor(qrels, DEFAULT_SEEDS)
+    rows.append({"run": "random order (floor)", "kind": "floor", "saw": "none",
+                 **seed_row(fps)})
     clock("evaluation", t0, c0)
 
     def ndcg(n: str) -> float:
@@ -451,7 +399,7 @@ def _peers_on(task, data: Path, out: Path, quiet: bool, years: dict, stage: dict
             "completion": "every run (mathir's too) restricted to the pool's answers; each "
                           "topic's judged pool answers it did not retrieve appended after "
                           "its own ranking in a random order",
-            "seeds": len(PEER_SEEDS),
+            "seeds": len(DEFAULT_SEEDS),
             "scores": "mean over seeds; nDCG'_seed_sd and _range over the seeds",
         },
         "table": rows,
@@ -486,8 +434,7 @@ def peers_markdown(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(DATA), help="ARQMath data folder (with the pool)")
+    ap = machine.parser(__doc__, data="arqmath", data_help="ARQMath data folder (with the pool)")
     ap.add_argument("--years", default="2021", help="comma-separated years (default: 2021)")
     ap.add_argument("--pipelines", help=f"comma-separated (default: {','.join(PIPELINES)}, "
                     "plus bm25>>crossencoder with --cross-encoder)")
@@ -496,7 +443,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--collection", help="the pool's collection (default: the one the task "
                     "finds under --data: threads_all before any other thread folder)")
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--peers", action="store_true",
                     help="the ARQMath-1 participants' runs beside mathir's on the 2020 pool")
     args = ap.parse_args(argv)
@@ -504,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.json:
         os.environ["TQDM_DISABLE"] = "1"
-    data = Path(args.data)
+    data = args.data
     if not data.is_dir():
         print(f"error: {data}: data folder not found", file=sys.stderr)
         return 2
@@ -525,12 +471,10 @@ def main(argv: list[str] | None = None) -> int:
         result["collection"] = str(collection)
         result["wall_s"] = round(time.perf_counter() - wall0, 1)
         result["cpu_s"] = round(time.process_time() - cpu0, 1)
-        if args.json:
-            print(json.dumps(result))
-        else:
-            print(peers_markdown(result))
-            print(json.dumps({k: result[k] for k in ("collection", "tuning", "tests", "goal",
-                                                     "wall_s", "cpu_s")}, indent=1))
+        result["calibration_ms"] = machine.calibration_ms()
+        machine.print_report(result, args.json, lambda r: peers_markdown(r) + "\n" + json.dumps(
+            {k: r[k] for k in ("collection", "tuning", "tests", "goal", "wall_s", "cpu_s",
+                               "calibration_ms")}, indent=1))
         return 0
     by_year = {y: effectiveness(data, y, pipelines, out, quiet=args.json, options=options,
                                 collection=collection)
@@ -550,13 +494,15 @@ def main(argv: list[str] | None = None) -> int:
         result["speed"] = speed(data, args.cross_encoder, collection=collection)
     result["wall_s"] = round(time.perf_counter() - wall0, 1)
     result["cpu_s"] = round(time.process_time() - cpu0, 1)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for y, r in by_year.items():
-            print(f"== {y} ==")
-            print(format_table(pd.DataFrame(r["systems"]).T, "markdown", digits=3))
-        print(json.dumps({k: v for k, v in result.items() if k in ("goal", "speed")}, indent=1))
+    result["calibration_ms"] = machine.calibration_ms()
+
+    def text(r: dict) -> str:
+        tables = [f"== {y} ==\n" + format_table(pd.DataFrame(v["systems"]).T, "markdown",
+                                                 digits=3) for y, v in r["by_year"].items()]
+        return "\n".join([*tables, json.dumps({k: v for k, v in r.items()
+                                                if k in ("goal", "speed")}, indent=1)])
+
+    machine.print_report(result, args.json, text)
     return 0
 
 

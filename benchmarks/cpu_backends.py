@@ -35,7 +35,6 @@ sentence-transformers on PyTorch, float32), ``onnx`` and ``onnx-int8`` (ONNX Run
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import os
@@ -44,10 +43,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+try:  # python benchmarks/cpu_backends.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.cpu_backends, from the repository root
+    from benchmarks import machine
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 COLLECTION = Path("collection_sample") / "threads_all"
 TARGET_PASSAGES = 1_680_000  # ARQMath's 1.4M answers at 1.2 passages an answer
 BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
@@ -107,10 +107,10 @@ def encoding(texts, backends, n: int, rounds: int, batch_size: int, target: int)
     rng = np.random.default_rng(0)
     pick = np.sort(rng.choice(len(cut), min(n, len(cut)), replace=False))
     passages = cut["text"].to_numpy()[pick].tolist()
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    t0, c0 = time.perf_counter(), machine.cpu_seconds()
     encoders = {b: load_bi_encoder(batch_size=batch_size, backend=b) for b in backends}
     load = {"wall_s": round(time.perf_counter() - t0, 2),
-            "cpu_s": round(cpu_seconds() - c0, 2)}
+            "cpu_s": round(machine.cpu_seconds() - c0, 2)}
     for enc in encoders.values():  # warm up
         enc.st.encode_docs(passages[:batch_size], batch_size=batch_size)
     spent = {b: [0.0, 0.0] for b in backends}
@@ -121,11 +121,11 @@ def encoding(texts, backends, n: int, rounds: int, batch_size: int, target: int)
         chunks = [[passages[i] for i in part[s:s + ENCODE_CHUNK]]
                   for s in range(0, len(part), ENCODE_CHUNK)]
         for b in backends:
-            t0, c0 = time.perf_counter(), cpu_seconds()
+            t0, c0 = time.perf_counter(), machine.cpu_seconds()
             vecs[b].extend(encoders[b].st.encode_docs(c, batch_size=batch_size)
                            for c in chunks)
             spent[b][0] += time.perf_counter() - t0
-            spent[b][1] += cpu_seconds() - c0
+            spent[b][1] += machine.cpu_seconds() - c0
     out: dict = {"passages": len(passages), "of_passages": int(len(cut)),
                  "rounds": rounds, "batch_size": batch_size, "encode_chunk": ENCODE_CHUNK,
                  "torch_threads": torch.get_num_threads(), "load_and_export": load,
@@ -184,10 +184,10 @@ def rerank(task, d, index, texts, backends, cross_encoder: str, topics_n: int) -
     for qid in topics["qid"]:
         res = first[first["qid"] == qid]
         for b in backends:
-            t0, c0 = time.perf_counter(), cpu_seconds()
+            t0, c0 = time.perf_counter(), machine.cpu_seconds()
             out = rerankers[b].transform(res)
             times[b].append(time.perf_counter() - t0)
-            cpus[b] += cpu_seconds() - c0
+            cpus[b] += machine.cpu_seconds() - c0
             scores[b].append(out.sort_values("docno")["score"].to_numpy())
     base = backends[0]
     result: dict = {"topics": len(topics), "depth": 100, "cross_encoder": cross_encoder,
@@ -227,9 +227,9 @@ def rerank_quality(task, d, backends, cross_encoder: str, topics_n: int) -> dict
     out_rows: dict = {"topics": int(len(topics))}
     ref = None
     for b in backends:
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         run = neural.cross_encoder_reranker(texts, cross_encoder, backend=b).transform(first)
-        wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+        wall, cpu = time.perf_counter() - t0, machine.cpu_seconds() - c0
         ndcg = float(per_query(run, qrels)["nDCG'"].mean())
         row = {"nDCG'": round(ndcg, 4), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}
         if ref is None:
@@ -258,7 +258,7 @@ def quality(data: Path, collection: Path, out: Path, years, backends, cross_enco
     result: dict = {"years": {}}
     for year in years:
         d = task.data(data, year, collection)
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         res = run_experiment(task, d, [pipes], out=out, quiet=quiet)
         table = res.table
         rows = {}
@@ -274,7 +274,7 @@ def quality(data: Path, collection: Path, out: Path, years, backends, cross_enco
         rows["dense[torch,hnsw]"]["recall@1000_vs_exhaustive"] = recall_at(
             runs["dense[torch,hnsw]"], runs[f"dense[{backends[0]}]"])
         result["years"][year] = {"runs": rows, "wall_s": round(time.perf_counter() - t0, 1),
-                                 "cpu_s": round(cpu_seconds() - c0, 1),
+                                 "cpu_s": round(machine.cpu_seconds() - c0, 1),
                                  "seconds": {k: round(v, 1) for k, v in res.seconds.items()}}
         if cross_encoder:
             result["years"][year]["rerank"] = rerank_quality(task, d, backends,
@@ -296,10 +296,10 @@ def run(args) -> dict:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    result: dict = {"benchmark": "cpu_backends", "calibration_ms": calibration_ms(),
+    result: dict = {"benchmark": "cpu_backends", "calibration_ms": machine.calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()],
                     "cpu_count": os.cpu_count(), "backends": list(args.backends)}
-    t_all, c_all = time.perf_counter(), cpu_seconds()
+    t_all, c_all = time.perf_counter(), machine.cpu_seconds()
     collection = args.collection or args.data / COLLECTION
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
@@ -321,14 +321,13 @@ def run(args) -> dict:
             result["quality"] = quality(args.data, collection, out, args.years, args.backends,
                                         args.cross_encoder, args.quiet, args.quality_topics)
     result["wall_s"] = round(time.perf_counter() - t_all, 1)
-    result["cpu_s"] = round(cpu_seconds() - c_all, 1)
+    result["cpu_s"] = round(machine.cpu_seconds() - c_all, 1)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
+    ap = machine.parser(__doc__, data="arqmath")
     ap.add_argument("--collection", type=Path, default=None,
                     help="the Task 1 collection (default: collection_sample/threads_all)")
     ap.add_argument("--backends", type=lambda s: tuple(s.split(",")), default=BACKENDS,
@@ -351,7 +350,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="keep indexes and runs here (default: a temporary folder)")
     ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     from mathir.errors import InputError
     from mathir.neural.backends import check_backend
@@ -366,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print_report(result, args.json)
+    machine.print_report(result, args.json)
     return 0
 
 

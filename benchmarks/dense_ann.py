@@ -45,10 +45,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+try:  # python benchmarks/dense_ann.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.dense_ann, from the repository root
+    from benchmarks import machine
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 COLLECTION = Path("collection_sample") / "threads_all"
 #: --sweep: the search parameters tried on each kind of index
 SWEEPS = {"hnsw": [{"ef_search": e} for e in (1024, 2048, 4096)],
@@ -217,10 +218,10 @@ def _timed(one, queries, depth: int, truth_file: Path | None) -> dict:
     one(queries[0])  # warm up: pages in what a running search has in memory
     walls, cpus, ids = [], [], []
     for q in queries:
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         ids.append(one(q))
         walls.append(time.perf_counter() - t0)
-        cpus.append(cpu_seconds() - c0)
+        cpus.append(machine.cpu_seconds() - c0)
     out = {"queries": len(queries), "depth": depth,
            "median_ms": round(1000 * float(np.median(walls)), 2),
            "p95_ms": round(1000 * float(np.percentile(walls, 95)), 2),
@@ -258,14 +259,14 @@ def run(args) -> dict:
 
     from mathir.indexing.ann_index import AnnIndex, check_search, parse_search
 
-    result: dict = {"benchmark": "dense_ann", "calibration_ms": calibration_ms(),
+    result: dict = {"benchmark": "dense_ann", "calibration_ms": machine.calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()],
                     "cpu_count": os.cpu_count()}
-    t_all, c_all = time.perf_counter(), cpu_seconds()
+    t_all, c_all = time.perf_counter(), machine.cpu_seconds()
     collection = args.collection or args.data / COLLECTION
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         tmp = Path(tmp)
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         real, queries = real_vectors(args.data, collection, args.real, args.years,
                                      args.backend, tmp)
         means, weights, chol = fit_mixture(real, args.clusters)
@@ -276,11 +277,11 @@ def run(args) -> dict:
             "how": "Gaussian mixture fitted to real passage vectors (k-means means and "
                    "weights, pooled within-cluster covariance), rows scaled to unit length",
             "fit_wall_s": round(time.perf_counter() - t0, 1),
-            "fit_cpu_s": round(cpu_seconds() - c0, 1),
+            "fit_cpu_s": round(machine.cpu_seconds() - c0, 1),
             "distribution": {"real": distribution(real, queries),
                              "synthetic_same_size": distribution(synth_sample, queries)}}
         flex = tmp / "synthetic.flex"
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         write_flex(sample_mixture(means, weights, chol, args.passages), flex)
         result["flex"] = {"passages": args.passages,
                           "write_wall_s": round(time.perf_counter() - t0, 1),
@@ -296,10 +297,10 @@ def run(args) -> dict:
             kind, params = parse_search(spec)
             if args.params:
                 params.update(json.loads(args.params.get(kind, "{}")))
-            t0, c0 = time.perf_counter(), cpu_seconds()
+            t0, c0 = time.perf_counter(), machine.cpu_seconds()
             ann = AnnIndex.build(flex, kind, quiet=True, **params)
             built = {"build_wall_s": round(time.perf_counter() - t0, 1),
-                     "build_cpu_s": round(cpu_seconds() - c0, 1),
+                     "build_cpu_s": round(machine.cpu_seconds() - c0, 1),
                      "manifest": {k: ann.manifest[k] for k in ("params", "build_s", "train_s",
                                                                "bytes")},
                      "search_params": ann.params}
@@ -307,14 +308,13 @@ def run(args) -> dict:
                                      SWEEPS[kind] if args.sweep else None)
             result["ann"][check_search(spec)] = built
     result["wall_s"] = round(time.perf_counter() - t_all, 1)
-    result["cpu_s"] = round(cpu_seconds() - c_all, 1)
+    result["cpu_s"] = round(machine.cpu_seconds() - c_all, 1)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap = machine.parser(__doc__, data="arqmath")
     ap.add_argument("--collection", type=Path, default=None)
     ap.add_argument("--passages", type=int, default=1_680_000)
     ap.add_argument("--real", type=int, default=0, help="real passages to fit (0: all)")
@@ -333,7 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true",
                     help="try several search parameters (SWEEPS) on each index")
     ap.add_argument("--child-sweep", default="[]", help=argparse.SUPPRESS)
-    ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-kind", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", default=None, help=argparse.SUPPRESS)
@@ -346,11 +345,11 @@ def main(argv: list[str] | None = None) -> int:
                                args.depth, json.loads(args.child_params),
                                Path(args.child_truth) if args.child_truth else None,
                                json.loads(args.child_sweep))
-        print(json.dumps(out))
+        machine.print_report(out, True)
         return 0
     with contextlib.redirect_stdout(sys.stderr):
         result = run(args)
-    print_report(result, args.json)
+    machine.print_report(result, args.json)
     return 0
 
 

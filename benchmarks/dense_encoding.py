@@ -54,7 +54,6 @@ time of a fixed workload, for comparing machines.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -64,13 +63,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+try:  # python benchmarks/dense_encoding.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.dense_encoding, from the repository root
+    from benchmarks import machine
 
 if TYPE_CHECKING:
     import numpy as np
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 THREADS = Path("collection_sample") / "threads_all"
 TARGET_ANSWERS = 1_400_000  # ARQMath collection: about 1.4M answers (2010-2018)
 GB = 1e9
@@ -197,10 +197,10 @@ def scan_rate(n: int, dim: int, tmp: Path, depth: int = 3000, queries: int = 10)
         frame = pd.DataFrame({"qid": [str(i) for i in range(q)], "query_vec": list(qv[:q])})
         retr = flex.np_retriever(num_results=depth, drop_query_vec=True)
         retr(frame.head(1))  # page the vectors in: a running search has them cached
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         retr(frame)
         out[f"batch_{q}_wall_s"] = round(time.perf_counter() - t0, 3)
-        out[f"batch_{q}_cpu_s"] = round(cpu_seconds() - c0, 3)
+        out[f"batch_{q}_cpu_s"] = round(machine.cpu_seconds() - c0, 3)
     return out
 
 
@@ -262,10 +262,10 @@ def encode_repeated(passages, repeat: int, encoder, batch_size: int, into: Path)
                 yield {"docno": f"{docno}~{k}", "text": text}
 
     flex = pyterrier_dr.FlexIndex(str(into), verbose=False)
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    t0, c0 = time.perf_counter(), machine.cpu_seconds()
     (encoder.st.doc_encoder(verbose=False, batch_size=batch_size)
      >> flex.indexer(mode="overwrite")).index(records())
-    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    wall, cpu = time.perf_counter() - t0, machine.cpu_seconds() - c0
     n = repeat * len(docnos)
     files = flex_files(into)
     if files["vecs.f4"] != n * 4 * vec_size(into):
@@ -279,7 +279,7 @@ def encode_repeated(passages, repeat: int, encoder, batch_size: int, into: Path)
 
 def _weights_sha256(model_dir: str) -> str | None:
     """SHA-256 of the model's safetensors weights (which copy of the model was used)."""
-    from mathir.runs.provenance import sha256_file
+    from mathir.storage import sha256_file
 
     files = sorted(Path(model_dir).glob("*.safetensors"))
     return sha256_file(files[0]) if files else None
@@ -316,12 +316,12 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
 
     if threads:
         torch.set_num_threads(threads)
-    result: dict = {"benchmark": "dense_encoding", "calibration_ms": calibration_ms(),
+    result: dict = {"benchmark": "dense_encoding", "calibration_ms": machine.calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
-    t_all, c_all = time.perf_counter(), cpu_seconds()
+    t_all, c_all = time.perf_counter(), machine.cpu_seconds()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         if texts_dir is not None:
             texts = AnswerTexts(texts_dir)
             result["data"] = {"source": str(texts_dir), "answers": len(texts),
@@ -338,23 +338,23 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
                               "caveat": "MathDowsers' selection of threads (mostly judged "
                                         "answers), not a random draw from the collection"}
         result["reading"] = {"wall_s": round(time.perf_counter() - t0, 2),
-                             "cpu_s": round(cpu_seconds() - c0, 2)}
+                             "cpu_s": round(machine.cpu_seconds() - c0, 2)}
 
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         encoder = load_bi_encoder(model, batch_size=batch_size, device=device)
         # the weights' type on the device (a float16 copy of the model is computed in
         # float32 unless --dtype float16 is asked for)
         encoder.st.model.to(getattr(torch, dtype))
         encoder.encode(["warm up $x^2$"] * batch_size)
         result["model"] = {"path": encoder.model_path, "load_s": round(time.perf_counter() - t0, 2),
-                           "load_cpu_s": round(cpu_seconds() - c0, 2),
+                           "load_cpu_s": round(machine.cpu_seconds() - c0, 2),
                            "dtype": str(next(encoder.st.model.parameters()).dtype),
                            "weights_sha256": _weights_sha256(encoder.model_path)}
 
-        t0, c0 = time.perf_counter(), cpu_seconds()
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
         dense = DenseAnswerIndex.build(texts, tmp / "dense", encoder, batch_size=batch_size,
                                        quiet=True)
-        wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+        wall, cpu = time.perf_counter() - t0, machine.cpu_seconds() - c0
         n_passages = int(dense.manifest["num_passages"])
         result["encoding"] = {
             "device": device, "torch_threads": torch.get_num_threads(),
@@ -403,14 +403,13 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
             "batch), docnos.npids is copied into memory by npids' Lookup")
     result["gpu"] = _device_info(device)
     result["wall_s"] = round(time.perf_counter() - t_all, 2)
-    result["cpu_s"] = round(cpu_seconds() - c_all, 2)
+    result["cpu_s"] = round(machine.cpu_seconds() - c_all, 2)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
+    ap = machine.parser(__doc__, data="arqmath")
     ap.add_argument("--answers", type=int, default=None,
                     help="how many answers (default: all 3,395 of the sample)")
     ap.add_argument("--batch-size", type=int, default=32, help="encoding batch size (32)")
@@ -434,7 +433,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="save the sample's passage vectors (.npy)")
     ap.add_argument("--compare-vectors", type=Path, default=None,
                     help="cosines of the sample's passage vectors with these (.npy)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     if args.texts is None and not (args.data / THREADS).is_dir():
         print(f"error: no ARQMath thread sample at {args.data / THREADS}", file=sys.stderr)
@@ -468,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print_report(result, args.json)
+    machine.print_report(result, args.json)
     return 0
 
 

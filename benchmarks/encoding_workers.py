@@ -28,7 +28,6 @@ passages) or 128 words.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -36,8 +35,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+try:  # python benchmarks/encoding_workers.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.encoding_workers, from the repository root
+    from benchmarks import machine
 
 
 def sample_words() -> list[str]:
@@ -96,7 +97,7 @@ def run(args) -> dict:
 
     from mathir.neural.tokenizing import st_tokenize, torch_encode
 
-    result: dict = {"benchmark": "encoding_workers", "calibration_ms": calibration_ms(),
+    result: dict = {"benchmark": "encoding_workers", "calibration_ms": machine.calibration_ms(),
                     "loadavg_start": [round(x, 2) for x in os.getloadavg()],
                     "cpu_count": os.cpu_count(), "device": args.device}
     if args.texts:
@@ -126,10 +127,10 @@ def run(args) -> dict:
 
     def timed(fn):
         _sync(args.device)
-        t0, c0, k0 = time.perf_counter(), cpu_seconds(), _children_cpu()
+        t0, c0, k0 = time.perf_counter(), machine.cpu_seconds(), _children_cpu()
         out = fn()
         _sync(args.device)
-        return out, time.perf_counter() - t0, cpu_seconds() - c0, _children_cpu() - k0
+        return out, time.perf_counter() - t0, machine.cpu_seconds() - c0, _children_cpu() - k0
 
     variants: dict = {}
     base, wall, cpu, _ = timed(lambda: st.encode(passages, batch_size=bs,
@@ -167,7 +168,7 @@ def run(args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--model", default=None, help="the bi-encoder's folder (default: packaged)")
     ap.add_argument("--passages", type=int, default=2000)
@@ -176,11 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--workers", type=lambda s: [int(x) for x in s.split(",") if x],
                     default=[1, 2])
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     with contextlib.redirect_stdout(sys.stderr):
         result = run(args)
-    print_report(result, args.json)
+    machine.print_report(result, args.json)
     return 0
 
 

@@ -5,13 +5,13 @@
 Part 1: 10 synthetic systems x 100 topics x 1000 documents against synthetic graded
 qrels: prime measures per topic and mean, then significance against the first system
 (target: under 5 s in all). Part 2: BM25 and TF-IDF over a synthetic answer collection
-for many topics, with 1 and 2 worker processes (speed-up reported).
+for many topics, with 1 and 2 worker processes (speed-up reported). The whole run's
+wall and CPU seconds (``wall_s``, ``cpu_s``: worker processes included) and
+``calibration_ms`` close the report.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 import time
@@ -20,10 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.index_mse
-
-from mathir.evaluation.prime import ARQMATH_MEASURES, per_query  # noqa: E402
-from mathir.evaluation.significance import significance_table  # noqa: E402
+try:  # python benchmarks/experiment_overhead.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.experiment_overhead, from the repository root
+    from benchmarks import machine
+from mathir.evaluation.prime import ARQMATH_MEASURES, per_query
+from mathir.evaluation.significance import significance_table
 
 
 def synthetic(n_systems: int, n_topics: int, depth: int, seed: int = 0):
@@ -64,18 +66,18 @@ def _pipeline(index_dir: str, name: str):
 
 
 def parallel_speedup(posts: int = 100_000, topics: int = 400) -> dict:
-    from benchmarks.index_mse import FORMULAS, generate_posts, make_vocabulary
     from mathir.indexing.answer_index import AnswerIndex
     from mathir.pipelines.parallel import ParallelTopics, PipelineSpec
 
+    index_mse = machine.benchmark("index_mse")
     work = Path(tempfile.mkdtemp(prefix="mathir-par-"))
-    generate_posts(work / "Posts.xml", posts)
+    index_mse.generate_posts(work / "Posts.xml", posts)
     index = AnswerIndex.build(work / "Posts.xml", work / "idx", quiet=True)
     rng = np.random.default_rng(2)
-    vocab = make_vocabulary(50_000, np.random.default_rng(0))
+    vocab = index_mse.make_vocabulary(50_000, np.random.default_rng(0))
     frame = pd.DataFrame({"qid": [f"Q.{i}" for i in range(topics)],
-                          "query": [" ".join(rng.choice(vocab[:5000], 8)) + f" ${FORMULAS[i % 10]}$"
-                                    for i in range(topics)]})
+                          "query": [" ".join(rng.choice(vocab[:5000], 8))
+                                    + f" ${index_mse.FORMULAS[i % 10]}$" for i in range(topics)]})
     out = {"posts": posts, "topics": topics}
     for name in ("tfidf", "bm25"):
         spec = PipelineSpec(_pipeline, (str(index.path), name))
@@ -92,13 +94,15 @@ def parallel_speedup(posts: int = 100_000, topics: int = 400) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--posts", type=int, default=100_000)
     ap.add_argument("--topics", type=int, default=400)
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    clock = machine.Clock()
     result = {"evaluation": evaluation_overhead(), "parallel": parallel_speedup(args.posts, args.topics)}
-    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    result.update(clock.seconds(2))
+    result["calibration_ms"] = machine.calibration_ms()
+    machine.print_report(result, args.json)
     return 0
 
 

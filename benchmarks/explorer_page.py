@@ -17,7 +17,6 @@ Without ``--data``: the embedded sample (10 topics).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
@@ -25,9 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+try:  # python benchmarks/explorer_page.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.explorer_page, from the repository root
+    from benchmarks import machine
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync")
@@ -59,13 +59,12 @@ def chromium_times(page: Path, repeats: int = 3) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--data", help="ARQMath data folder (default: the embedded sample)")
     ap.add_argument("--year", default="2022")
     ap.add_argument("--collection", help="Task 1 collection (default: found under --data)")
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--out", help="folder for runs and the report (default: a temporary one)")
-    ap.add_argument("--json", action="store_true", help="one JSON line on stdout")
     args = ap.parse_args(argv)
 
     import mathir
@@ -81,13 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     pipelines = ["tfidf", "bm25", {"bm25+tfidf": lambda index: mathir.bm25(index) % 100
                                    + mathir.tfidf(index)}]
     res = run_experiment(task, data, pipelines, out=out, quiet=True)
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    t0, c0 = time.perf_counter(), machine.cpu_seconds()
     ex, renderer = build_explorer(res.evaluation, res.topics, data, baseline=res.baseline,
                                   primary=task.primary_measure, depth=args.depth, all_topics=True)
     page = write_report(out / "explorer.html", html_report(
         "explorer benchmark", res.table, res.baseline, res.significance,
         explorer=explorer_html(ex)))
-    built_s, built_cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    built_s, built_cpu = time.perf_counter() - t0, machine.cpu_seconds() - c0
     topic, result = renderer.stats.get("topic"), renderer.stats.get("result")
     report = {
         "benchmark": "explorer_page", "data": data.label, "topics": len(ex.topics),
@@ -97,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         "topic_formulas_unconverted": len(topic.unconverted) if topic else 0,
         "result_formulas": result.formulas if result else 0,
         "result_formulas_unconverted": len(result.unconverted) if result else 0,
-        **chromium_times(page), "page": str(page), "calibration_ms": calibration_ms(),
+        **chromium_times(page), "page": str(page), "calibration_ms": machine.calibration_ms(),
     }
-    print_report(report, args.json)
+    machine.print_report(report, args.json)
     return 0
 
 

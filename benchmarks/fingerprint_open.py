@@ -27,22 +27,21 @@ cached. Wall and CPU seconds (this process) are reported with ``calibration_ms``
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import shutil
 import stat
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.index_mse import generate_posts  # noqa: E402
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
-from mathir import storage  # noqa: E402
-from mathir.storage import walk_glob  # noqa: E402
+try:  # python benchmarks/fingerprint_open.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.fingerprint_open, from the repository root
+    from benchmarks import machine
+from mathir import storage
+from mathir.storage import walk_glob
 
 
 def old_file_fingerprint(path: str | Path, sample_bytes: int = 1 << 20) -> dict:
@@ -112,9 +111,9 @@ def stat_floor(path: Path) -> int:
 
 
 def _timed(fn) -> tuple[float, float, object]:
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    t0, c0 = time.perf_counter(), machine.cpu_seconds()
     out = fn()
-    return time.perf_counter() - t0, cpu_seconds() - c0, out
+    return time.perf_counter() - t0, machine.cpu_seconds() - c0, out
 
 
 def _settle(paths: list[Path]) -> None:
@@ -151,42 +150,38 @@ def measure(path: Path, repeats: int, newest: list[Path]) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--posts", type=int, default=100_000, help="posts of the Posts file")
     ap.add_argument("--thread-files", type=int, default=20_000,
                     help="files of the thread folder (0: none)")
     ap.add_argument("--repeats", type=int, default=5, help="reopens measured (median)")
     ap.add_argument("--workdir", help="keep the generated collection here")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     if args.posts < 1 or args.thread_files < 0 or args.repeats < 1:
         ap.error("--posts and --repeats must be at least 1, --thread-files at least 0")
     if args.thread_files > args.posts:
         ap.error("--thread-files cannot exceed --posts (one post a file)")
 
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="mathir-bench-fp-"))
-    work.mkdir(parents=True, exist_ok=True)
-    os.environ[storage.CACHE_ENV] = str(work / "digest-cache")  # private, emptied per case
-    posts = work / f"Posts.synthetic.{args.posts}.xml"
-    threads = work / f"threads.{args.thread_files}"
-    t0 = time.perf_counter()
-    if not posts.exists():
-        generate_posts(posts, args.posts)
-    if args.thread_files and not threads.exists():
-        make_thread_folder(posts, threads, args.thread_files)
-    gen_s = time.perf_counter() - t0
+    with machine.work_folder(args.workdir, prefix="mathir-bench-fp-") as work:
+        os.environ[storage.CACHE_ENV] = str(work / "digest-cache")  # private, emptied per case
+        posts = work / f"Posts.synthetic.{args.posts}.xml"
+        threads = work / f"threads.{args.thread_files}"
+        t0 = time.perf_counter()
+        if not posts.exists():
+            machine.benchmark("index_mse").generate_posts(posts, args.posts)
+        if args.thread_files and not threads.exists():
+            make_thread_folder(posts, threads, args.thread_files)
+        gen_s = time.perf_counter() - t0
 
-    report = {"posts": args.posts, "generate_seconds": round(gen_s, 1),
-              "posts_xml": measure(posts, args.repeats, [posts])}
-    if args.thread_files:
-        report["thread_folder"] = measure(threads, args.repeats, [threads])
+        report = {"posts": args.posts, "generate_seconds": round(gen_s, 1),
+                  "posts_xml": measure(posts, args.repeats, [posts])}
+        if args.thread_files:
+            report["thread_folder"] = measure(threads, args.repeats, [threads])
     report["racy_ns"] = storage.RACY_NS
     report["load_average_1m"] = round(os.getloadavg()[0], 2)
     report["cpus"] = os.cpu_count()
-    report["calibration_ms"] = calibration_ms()
-    if not args.workdir:
-        shutil.rmtree(work, ignore_errors=True)
-    print_report(report, args.json)
+    report["calibration_ms"] = machine.calibration_ms()
+    machine.print_report(report, args.json)
     return 0
 
 

@@ -18,12 +18,12 @@ kernel would kill the process (counted as ``oom_kills``) or thrash (query times)
 Needs a writable memory cgroup (root, or a delegated cgroup); it says so and exits 2
 otherwise. Reported: per round the median, p95 and slowest query, the process's RSS,
 anonymous and file-backed resident memory at the end, the cgroup's peak charge and how
-often it reached the limit (reclaim), and OOM kills.
+often it reached the limit (reclaim), and OOM kills; the whole run's wall and CPU seconds
+(the search process's included) and ``calibration_ms``.
 """
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import statistics
@@ -31,14 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.formula_search import (  # noqa: E402
-    DEFAULT_DATA,
-    anon_rss_mb,
-    rss_mb,
-    task2_queries,
-)
-from benchmarks.machine import calibration_ms, print_report  # noqa: E402
+try:  # python benchmarks/formula_memory_cap.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.formula_memory_cap, from the repository root
+    from benchmarks import machine
+formula_search = machine.benchmark("formula_search")
 
 
 class CgroupUnavailable(RuntimeError):
@@ -146,29 +143,28 @@ def _capped_search(procs: str, index: str, queries: list[str], rounds: int, queu
         out["rounds"].append({"median_ms": round(statistics.median(times), 2),
                               "p95_ms": round(ordered[-(-95 * len(times) // 100) - 1], 2),
                               "slowest_ms": round(ordered[-1], 1)})
-    rss, anon = rss_mb(), anon_rss_mb()
+    rss, anon = formula_search.rss_mb(), formula_search.anon_rss_mb()
     # (file_rss_mb: the mapped files' pages, and shared memory's, which Python has none of)
     out.update(rss_mb=round(rss), anon_rss_mb=round(anon), file_rss_mb=round(rss - anon))
     queue.put(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = machine.parser(__doc__, data="arqmath")
     ap.add_argument("--index", type=Path, required=True, help="a FormulaIndex directory")
     ap.add_argument("--limit-mb", type=int, default=3072,
                     help="the cgroup's memory limit, page cache included (default 3072)")
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=2,
                     help="passes over the queries; the first starts cold (default 2)")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     if not (args.index / "manifest.json").is_file():
         print(f"error: not a formula index: {args.index}", file=sys.stderr)
         return 2
     if args.limit_mb < 64 or args.queries < 1 or args.rounds < 1:
         ap.error("--limit-mb must be at least 64, --queries and --rounds at least 1")
-    queries = task2_queries(args.data, args.queries)
+    clock = machine.Clock()
+    queries = formula_search.task2_queries(args.data, args.queries)
     if queries is None:
         print(f"error: no Task 2 topics under {args.data / 'topics' / 'task2'}", file=sys.stderr)
         return 2
@@ -194,9 +190,9 @@ def main(argv: list[str] | None = None) -> int:
             pass
     report = {"index": str(args.index), "limit_mb": args.limit_mb, "cgroup_version": version,
               "evicted_mb": round(evicted / 2**20), "queries": len(queries), **result,
-              "load_average_after": round(os.getloadavg()[0], 2),
-              "calibration_ms": calibration_ms()}
-    print_report(report, args.json)
+              "load_average_after": round(os.getloadavg()[0], 2), **clock.seconds(1),
+              "calibration_ms": machine.calibration_ms()}
+    machine.print_report(report, args.json)
     return 0 if "exitcode" not in result else 1
 
 

@@ -44,7 +44,6 @@ measured by ``benchmarks/formula_memory_cap.py`` (the index searched inside a me
 
 from __future__ import annotations
 
-import argparse
 import functools
 import inspect
 import json
@@ -56,16 +55,16 @@ import re
 import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from array import array
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds, print_report  # noqa: E402
+try:  # python benchmarks/formula_search.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.formula_search, from the repository root
+    from benchmarks import machine
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arqmath"
 DERIVED = Path("collection_sample") / "derived" / "formula_index_from_thread_html.tsv"
 HEAPS_K, HEAPS_BETA = 1.182, 0.922  # fitted on the derived table (see the docstring)
 GENERATOR_VERSION = 3
@@ -205,10 +204,10 @@ def _build_job(tsv: str, index: str, workers: int | None, shards: int, scoring: 
                queue) -> None:
     from mathir.indexing.formula_index import FormulaIndex
 
-    t0, c0 = time.perf_counter(), cpu_seconds()
+    t0, c0 = time.perf_counter(), machine.cpu_seconds()
     idx = FormulaIndex.build(tsv, index, quiet=True, workers=workers, shards=shards,
                              scoring=scoring)
-    queue.put({"seconds": time.perf_counter() - t0, "cpu_seconds": cpu_seconds() - c0,
+    queue.put({"seconds": time.perf_counter() - t0, "cpu_seconds": machine.cpu_seconds() - c0,
                "manifest": idx.manifest})
 
 
@@ -398,7 +397,7 @@ def plot(results: list[dict], exponents: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = machine.parser(__doc__, data="arqmath")
     ap.add_argument("--formulas", default="100000",
                     help="N, or several as a comma list (default 100,000)")
     ap.add_argument("--queries", type=int, default=100)
@@ -408,7 +407,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="build in this many shards side by side (FormulaIndex.build(shards=))")
     ap.add_argument("--scoring", choices=("bm25", "bm25-impacts"), default="bm25",
                     help="bm25-impacts: keep the shards and search them side by side")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the arqmath data folder")
     ap.add_argument("--work", type=Path, default=None,
                     help="folder for the generated TSV and the index (default: a temporary one)")
     ap.add_argument("--out", type=Path, default=None,
@@ -416,7 +414,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=None, help="write the scaling plot (PNG)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the largest N's index in --work (to search it again later)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     # In the order given (the largest first gets the headline figure soonest).
     ns = list(dict.fromkeys(int(x.replace("_", "")) for x in args.formulas.split(",")
@@ -431,10 +428,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-    work = args.work or Path(tempfile.mkdtemp(prefix="formula-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
     results = []
-    try:
+    with machine.work_folder(args.work, prefix="formula-bench-") as work:
         largest = max(ns)
         full = work / f"formulas-{largest}-g{GENERATOR_VERSION}.tsv"
         generated = None
@@ -465,11 +460,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(result)
             if saved:
                 saved.write_text(json.dumps(result) + "\n")
-    finally:
-        if args.work is None:
-            shutil.rmtree(work, ignore_errors=True)
     results.sort(key=lambda r: r["formulas"])
-    calibration = calibration_ms()
+    calibration = machine.calibration_ms()
     exponents = growth(results)
     if args.plot and len(results) > 1:
         plot(results, exponents, args.plot)
@@ -477,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     report["calibration_ms"] = calibration
     if generated:
         report["generated"] = generated
-    print_report(report, args.json)
+    machine.print_report(report, args.json)
     return 0
 
 

@@ -14,7 +14,8 @@ threads for this run (defaults: ``mathir.indexing.answer_index.PISA_BATCH_SIZE``
 BM25 impacts side by side, N local processes (``AnswerIndex.build(shards=N,
 scoring="bm25-impacts")``), and searches them side by side: ``--shards 1`` and ``2`` give
 the sharded build's time with one and two workers. CPU seconds (this process and its
-children) are reported beside the wall time, with the machine's calibration figure.
+children) are reported beside the wall time (of indexing, and a query's CPU milliseconds
+beside its wall milliseconds), with the machine's calibration figure.
 
 Targets (2-core machine, N = 1,000,000): indexing >= 20,000 posts/s end to end, peak
 memory <= 2 GB, BM25 <= 5 ms/query, TF-IDF <= 50 ms/query.
@@ -22,12 +23,9 @@ memory <= 2 GB, BM25 <= 5 ms/query, TF-IDF <= 50 ms/query.
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -35,11 +33,13 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for benchmarks.machine
-from benchmarks.machine import calibration_ms, cpu_seconds  # noqa: E402
-from mathir.indexing import answer_index  # noqa: E402
-from mathir.indexing.answer_index import AnswerIndex  # noqa: E402
-from mathir.pipelines.lexical import bm25, tfidf  # noqa: E402
+try:  # python benchmarks/index_mse.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.index_mse, from the repository root
+    from benchmarks import machine
+from mathir.indexing import answer_index
+from mathir.indexing.answer_index import AnswerIndex
+from mathir.pipelines.lexical import bm25, tfidf
 
 FORMULAS = [r"x^{2}+y^{2}=1", r"\int_0^1 f(x)\,dx", r"\sum_{n=1}^\infty \frac{1}{n^2}",
             r"\|A\|_2", r"\binom{n}{k}", r"a<b", r"\frac{\partial f}{\partial x}",
@@ -99,7 +99,7 @@ def peak_rss_mb() -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--posts", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--workdir", help="keep the generated collection and index here")
@@ -112,7 +112,6 @@ def main(argv=None) -> int:
                     help="bm25-impacts: shards of BM25 impacts, built and searched side by side")
     ap.add_argument("--shards", type=int, default=1,
                     help="with --scoring bm25-impacts: shards built side by side (1)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     if args.shards < 1:
         ap.error("--shards must be at least 1")
@@ -127,63 +126,59 @@ def main(argv=None) -> int:
             ap.error("--pisa-batch-size must be at least 1")
         answer_index.PISA_BATCH_SIZE = args.pisa_batch_size
 
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="mathir-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    posts = work / f"Posts.synthetic.{args.posts}.xml"
-    t0 = time.perf_counter()
-    if not posts.exists():
-        generate_posts(posts, args.posts)
-    gen_s = time.perf_counter() - t0
-
-    index_dir = work / f"index-{args.posts}"
-    shutil.rmtree(index_dir, ignore_errors=True)
-    t0, c0 = time.perf_counter(), cpu_seconds()
-    index = AnswerIndex.build(posts, index_dir, quiet=True, scoring=args.scoring,
-                              shards=args.shards)
-    index_s, index_cpu = time.perf_counter() - t0, cpu_seconds() - c0
-    rss_index = peak_rss_mb()
-
-    rng = np.random.default_rng(1)
-    vocab = make_vocabulary(50_000, np.random.default_rng(0))
-    qwords = [" ".join(rng.choice(vocab[:5000], 6)) + f" ${FORMULAS[i % len(FORMULAS)]}$"
-              for i in range(args.queries)]
-    topics = pd.DataFrame({"qid": [f"Q.{i}" for i in range(args.queries)], "query": qwords})
-    timings = {}
-    for name, pipe in (("bm25", bm25(index, 1000)), ("tfidf", tfidf(index, 1000))):
-        pipe.transform(topics.head(5))  # warm-up (PISA compiles, TF-IDF loads)
+    with machine.work_folder(args.workdir) as work:
+        posts = work / f"Posts.synthetic.{args.posts}.xml"
         t0 = time.perf_counter()
-        res = pipe.transform(topics)
-        timings[name] = (time.perf_counter() - t0) * 1000 / len(topics)
-        timings[name + "_results_per_query"] = len(res) / len(topics)
+        if not posts.exists():
+            generate_posts(posts, args.posts)
+        gen_s = time.perf_counter() - t0
 
-    result = {
-        "posts": args.posts,
-        "answers_indexed": index.num_docs,
-        "generate_seconds": round(gen_s, 2),
-        "index_seconds": round(index_s, 2),
-        "index_cpu_seconds": round(index_cpu, 2),
-        "index_posts_per_second": round(args.posts / index_s),
-        "pisa_batch_size": answer_index.PISA_BATCH_SIZE,
-        # a shard process gives PISA one thread (AnswerIndex.build)
-        "pisa_threads": answer_index._pisa_threads() if args.shards == 1 else 1,
-        "scoring": args.scoring,
-        "shards": args.shards,
-        "peak_rss_mb": round(max(rss_index, peak_rss_mb())),
-        "bm25_ms_per_query": round(timings["bm25"], 3),
-        "tfidf_ms_per_query": round(timings["tfidf"], 3),
-        "bm25_results_per_query": timings["bm25_results_per_query"],
-        "tfidf_results_per_query": timings["tfidf_results_per_query"],
-        "queries": args.queries,
-        "index_bytes": sum(f.stat().st_size for f in index_dir.rglob("*") if f.is_file()),
-        "calibration_ms": calibration_ms(),
-    }
-    if not args.workdir:
-        shutil.rmtree(work, ignore_errors=True)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            print(f"{k:28s} {v}")
+        index_dir = work / f"index-{args.posts}"
+        shutil.rmtree(index_dir, ignore_errors=True)
+        t0, c0 = time.perf_counter(), machine.cpu_seconds()
+        index = AnswerIndex.build(posts, index_dir, quiet=True, scoring=args.scoring,
+                                  shards=args.shards)
+        index_s, index_cpu = time.perf_counter() - t0, machine.cpu_seconds() - c0
+        rss_index = peak_rss_mb()
+
+        rng = np.random.default_rng(1)
+        vocab = make_vocabulary(50_000, np.random.default_rng(0))
+        qwords = [" ".join(rng.choice(vocab[:5000], 6)) + f" ${FORMULAS[i % len(FORMULAS)]}$"
+                  for i in range(args.queries)]
+        topics = pd.DataFrame({"qid": [f"Q.{i}" for i in range(args.queries)], "query": qwords})
+        timings = {}
+        for name, pipe in (("bm25", bm25(index, 1000)), ("tfidf", tfidf(index, 1000))):
+            pipe.transform(topics.head(5))  # warm-up (PISA compiles, TF-IDF loads)
+            t0, c0 = time.perf_counter(), machine.cpu_seconds()
+            res = pipe.transform(topics)
+            timings[name] = (time.perf_counter() - t0) * 1000 / len(topics)
+            timings[name + "_cpu"] = (machine.cpu_seconds() - c0) * 1000 / len(topics)
+            timings[name + "_results_per_query"] = len(res) / len(topics)
+
+        result = {
+            "posts": args.posts,
+            "answers_indexed": index.num_docs,
+            "generate_seconds": round(gen_s, 2),
+            "index_seconds": round(index_s, 2),
+            "index_cpu_seconds": round(index_cpu, 2),
+            "index_posts_per_second": round(args.posts / index_s),
+            "pisa_batch_size": answer_index.PISA_BATCH_SIZE,
+            # a shard process gives PISA one thread (AnswerIndex.build)
+            "pisa_threads": answer_index._pisa_threads() if args.shards == 1 else 1,
+            "scoring": args.scoring,
+            "shards": args.shards,
+            "peak_rss_mb": round(max(rss_index, peak_rss_mb())),
+            "bm25_ms_per_query": round(timings["bm25"], 3),
+            "tfidf_ms_per_query": round(timings["tfidf"], 3),
+            "bm25_cpu_ms_per_query": round(timings["bm25_cpu"], 3),
+            "tfidf_cpu_ms_per_query": round(timings["tfidf_cpu"], 3),
+            "bm25_results_per_query": timings["bm25_results_per_query"],
+            "tfidf_results_per_query": timings["tfidf_results_per_query"],
+            "queries": args.queries,
+            "index_bytes": sum(f.stat().st_size for f in index_dir.rglob("*") if f.is_file()),
+            "calibration_ms": machine.calibration_ms(),
+        }
+    machine.print_report(result, args.json, machine.key_values)
     return 0
 
 

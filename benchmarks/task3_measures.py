@@ -5,21 +5,24 @@ Generates synthetic answers and references of a few hundred characters with
 :func:`mathir.evaluation.open_answers.lexical_overlap` (token-set F1) and
 :func:`~mathir.evaluation.open_answers.contextual_similarity` (BERTScore) on this CPU,
 with the packaged all-MiniLM-L6-v2 (layer 6) unless ``--model``/``--layer`` say otherwise.
-Model loading is timed separately.
+Model loading is timed separately; wall and CPU seconds of the whole run (``wall_s``,
+``cpu_s``) and ``calibration_ms`` close the report.
 
     python benchmarks/task3_measures.py --json
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 
 import numpy as np
 
+try:  # python benchmarks/task3_measures.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.task3_measures, from the repository root
+    from benchmarks import machine
 from mathir.evaluation.open_answers import (
     AnswerModel,
     contextual_similarity,
@@ -50,14 +53,14 @@ def make_text(rng: np.random.Generator, chars: int) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = machine.parser(__doc__)
     ap.add_argument("--answers", type=int, default=100)
     ap.add_argument("--references", type=int, default=10, help="references per answer")
     ap.add_argument("--chars", type=int, default=600, help="characters per text")
     ap.add_argument("--model", help="model path or cached name (default: packaged MiniLM)")
     ap.add_argument("--layer", type=int, help="BERTScore layer (default 6)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
+    clock = machine.Clock()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     rng = np.random.default_rng(0)
@@ -101,12 +104,10 @@ def main(argv=None) -> int:
         "cs_pairs_per_s": round(args.answers * args.references / cs_s, 1),
         "mean_lo": round(float(lo.mean()), 4),
         "mean_cs": round(float(cs.mean()), 4),
+        **clock.seconds(3),
+        "calibration_ms": machine.calibration_ms(),
     }
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            print(f"{k:>24}: {v}")
+    machine.print_report(result, args.json, machine.key_values)
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Runs the task's pipelines on one split through ``run_experiment`` (index, runs,
 official evaluation with every breakdown, MAP-by-length histogram) and reports the
-numbers and the time each step took.
+numbers and the time each step took (wall ``seconds`` beside ``cpu_seconds``, and
+``calibration_ms``).
 
     python benchmarks/worldtree.py --split dev --json
     python benchmarks/worldtree.py --split test --bi-encoder models/wt-bi \
@@ -17,18 +18,19 @@ ranker are trained on Train, weights and depths chosen on Dev.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+try:  # python benchmarks/worldtree.py
+    import machine
+except ModuleNotFoundError:  # benchmarks.worldtree, from the repository root
+    from benchmarks import machine
 from mathir.evaluation.tables import format_table
 from mathir.experiment import run_experiment
 from mathir.tasks import get_task
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "worldtree"
 
 
 def _threads() -> dict[str, int]:
@@ -41,8 +43,7 @@ def _threads() -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", default=str(DEFAULT_DATA), help="WorldTree distribution directory")
+    p = machine.parser(__doc__, data="worldtree", data_help="WorldTree distribution directory")
     p.add_argument("--split", default="dev", choices=("train", "dev", "test"))
     p.add_argument("--pipelines", help="comma-separated pipelines (default: the task's)")
     p.add_argument("--bi-encoder", help="Train-fine-tuned bi-encoder (enables ltr-dense*)")
@@ -52,7 +53,6 @@ def main(argv: list[str] | None = None) -> int:
                    "of --plot-pipelines into this folder (the README's figure)")
     p.add_argument("--plot-pipelines", default="tfidf,neighbours,ltr,ltr-dense-crossencoder",
                    help="pipelines in --plot (default: %(default)s, those that ran)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     task = get_task("worldtree")
     data = task.data(args.data, args.split)
@@ -97,11 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         report["files"] |= {f"plot: {k}": str(v) for k, v in task.report(
             {n: task.read_run(res.runs[n]) for n in chosen}, task.read_qrels(data.qrels),
             plot_dir, **data.extras).items()}
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print(format_table(res.table, "markdown"))
-        print(json.dumps({k: report[k] for k in ("best", "seconds", "files")}, indent=2))
+    report["calibration_ms"] = machine.calibration_ms()
+    machine.print_report(report, args.json, lambda r: format_table(res.table, "markdown") + "\n"
+                         + json.dumps({k: r[k] for k in ("best", "seconds", "cpu_seconds",
+                                                         "calibration_ms", "files")}, indent=2))
     return 0
 
 

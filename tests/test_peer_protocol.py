@@ -1,5 +1,5 @@
-"""Pool completion: how outside runs are compared with systems that rank the whole pool
-(benchmarks/arqmath_judged_pool.py --peers)."""
+"""Pool completion (mathir.evaluation.pool_completion): how outside runs are compared with
+systems that rank the whole pool (as benchmarks/arqmath_judged_pool.py --peers does)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ import pandas as pd
 import pytest
 
 from mathir.evaluation.pool_completion import (
+    DEFAULT_SEEDS,
     complete_run,
+    completed_row,
     completed_scores,
+    coverage,
+    length_run,
     random_floor,
+    seed_row,
     seed_summary,
+    thread_file_sizes,
 )
 from mathir.evaluation.prime import per_query
 
@@ -115,12 +121,10 @@ def test_random_floor_is_fixed_where_the_order_cannot_matter():
     assert per_topic["P'@10"].tolist() == pytest.approx([0.1, 0.2])
 
 
-# --- the rows no system makes, and what a run covers (benchmarks/arqmath_judged_pool) ---
+# --- the rows no system makes, and what a run covers ---
 
 
 def test_length_only_ranks_each_topics_judged_answers_by_length():
-    from benchmarks.arqmath_judged_pool import length_run
-
     lengths = {"a": 40, "b": 10, "c": 30, "d": 20, "e": 5, "f": 5}  # g: in no qrels
     run = length_run(QRELS, {**lengths, "g": 99})
     assert _ordered(run, "A.1") == ["a", "c", "d", "b"]
@@ -136,12 +140,37 @@ def test_length_only_ranks_each_topics_judged_answers_by_length():
 
 
 def test_coverage_counts_a_runs_rows_in_the_pool_and_judged_there():
-    from benchmarks.arqmath_judged_pool import coverage
-
     run = _run([("A.1", "b", 9.0), ("A.1", "zz", 8.5), ("A.1", "g", 2.0), ("A.2", "e", 1.0)])
     assert coverage(run, QRELS, POOL) == {
         "rows": 4, "topics": 2, "in_pool": 3, "judged_in_pool": 2, "of_pool_judged": 6,
         "share_of_pool_judged": round(2 / 6, 4)}
+
+
+def test_a_completed_row_is_the_seed_summary_with_coverage():
+    run = _run([("A.1", "b", 9.0), ("A.1", "zz", 8.5), ("A.2", "e", 1.0)])
+    seeds = [0, 1, 2, 3]
+    row, per_topic = completed_row(run, QRELS, POOL, seeds)
+    by_hand_topic, per_seed = completed_scores(run, QRELS, seeds, collection=POOL)
+    pd.testing.assert_frame_equal(per_topic, by_hand_topic)
+    summary = seed_summary(per_seed)
+    assert list(row)[:4] == ["nDCG'", "MAP'", "P'@10", "bpref"]
+    for m in ("nDCG'", "MAP'", "P'@10", "bpref"):
+        assert row[m] == round(summary[m]["mean"], 4)
+    assert row["nDCG'_seed_sd"] == round(summary["nDCG'"]["sd"], 4)
+    assert row["nDCG'_seed_range"] == [round(summary["nDCG'"]["min"], 4),
+                                       round(summary["nDCG'"]["max"], 4)]
+    assert row["nDCG'_not_completed"] == round(float(per_query(run, QRELS)["nDCG'"].mean()), 4)
+    assert row["coverage"] == coverage(run, QRELS, POOL)
+    # a row scored elsewhere (the floor): no mean before completion, no coverage
+    floor = seed_row(random_floor(QRELS, seeds)[1])
+    assert "nDCG'_not_completed" not in floor and "coverage" not in floor
+
+
+def test_thread_file_sizes_name_each_answer_by_its_file(tmp_path):
+    (tmp_path / "10_20.html").write_text("x" * 7)
+    (tmp_path / "10_21.html").write_text("")
+    (tmp_path / "notes.txt").write_text("not a thread")
+    assert thread_file_sizes(tmp_path) == {"20": 7, "21": 0}
 
 
 @pytest.mark.realdata
@@ -151,7 +180,6 @@ def test_thread_file_size_alone_on_the_uncut_pool():
     averaged over the topics with a pool answer judged above 0. mathir averages over every
     qrels topic of the pool (as ARQMath does), where a topic with none scores 0 in every
     row: 0.531 / 0.576 / 0.602, against a random order's 0.532 / 0.514 / 0.603."""
-    from benchmarks.arqmath_judged_pool import PEER_SEEDS, length_run, thread_file_sizes
     from mathir.qrels.arqmath import read_qrels
     from tests.conftest import real_path
 
@@ -164,7 +192,7 @@ def test_thread_file_size_alone_on_the_uncut_pool():
         qrels = qrels[qrels["docno"].isin(sizes)]
         ndcg = per_query(length_run(qrels, sizes), qrels).set_index("qid")["nDCG'"]
         some = set(qrels.loc[qrels["label"] > 0, "qid"])
-        floor = random_floor(qrels, PEER_SEEDS)[1]["nDCG'"].mean()
+        floor = random_floor(qrels, DEFAULT_SEEDS)[1]["nDCG'"].mean()
         got[year] = (round(ndcg[ndcg.index.isin(some)].mean(), 3), round(ndcg.mean(), 3),
                      round(float(floor), 3))
     assert got == {"2020": (0.662, 0.531, 0.532), "2021": (0.619, 0.576, 0.514),

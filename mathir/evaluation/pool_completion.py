@@ -18,13 +18,21 @@ of a random ranking of each topic's judged pool documents.
 Only the judged documents of a topic are appended: the prime measures drop every
 unjudged document, so appending the unjudged pool documents as well changes nothing.
 
+Beside the systems, two rows that no system makes show what the pool rewards by itself:
+:func:`length_run` (each topic's judged documents ranked by a length alone: the answer's
+text, or its thread file, :func:`thread_file_sizes`) and the random floor. A comparison
+table holds one :func:`completed_row` per run (:func:`seed_row` for rows already scored)
+and says what each run covers of the pool (:func:`coverage`).
+
 This is a library module (not benchmark code) because it is an evaluation protocol that
-applies to any run read with :func:`mathir.read_run` and any qrels, and is tested as such.
+applies to any run read with :func:`mathir.read_run` and any qrels, and is tested as such;
+``benchmarks/arqmath_judged_pool.py --peers`` applies it to the ARQMath-1 runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import ir_measures
 import numpy as np
@@ -133,4 +141,110 @@ def seed_summary(per_seed: pd.DataFrame) -> dict[str, dict[str, float]]:
     return out
 
 
-__all__ = ["DEFAULT_SEEDS", "complete_run", "completed_scores", "random_floor", "seed_summary"]
+def seed_row(per_seed: pd.DataFrame, plain: pd.DataFrame | None = None,
+             primary: str = "nDCG'") -> dict:
+    """One row of a comparison table from ``per_seed`` (:func:`completed_scores`): each
+    measure's mean over the seeds, the ``primary`` measure's sd and range over them and,
+    given ``plain`` (the run's per-topic scores before completion), its mean there
+    (``{primary}_not_completed``); 4 decimals.
+
+    >>> seed_row(pd.DataFrame({"nDCG'": [0.5, 0.7]}), pd.DataFrame({"nDCG'": [0.4]}))
+    {"nDCG'": 0.6, "nDCG'_seed_sd": 0.1414, "nDCG'_seed_range": [0.5, 0.7], \
+"nDCG'_not_completed": 0.4}
+    """
+    summary = seed_summary(per_seed)
+    row = {m: round(s["mean"], 4) for m, s in summary.items()}
+    row[f"{primary}_seed_sd"] = round(summary[primary]["sd"], 4)
+    row[f"{primary}_seed_range"] = [round(summary[primary]["min"], 4),
+                                    round(summary[primary]["max"], 4)]
+    if plain is not None:
+        row[f"{primary}_not_completed"] = round(float(plain[primary].mean()), 4)
+    return row
+
+
+def coverage(run: pd.DataFrame, qrels: pd.DataFrame, collection: Iterable[str]) -> dict:
+    """What ``run`` (as read, before any restriction) covers of a pool: its rows and
+    topics, its rows whose document is in the pool (``collection``), its rows judged in
+    the pool's ``qrels``, and the share of those qrels it retrieved.
+
+    >>> run = pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["x", "out", "y"]})
+    >>> q = pd.DataFrame({"qid": ["A.1", "A.1", "A.2"], "docno": ["x", "z", "z"], "label": [1, 0, 2]})
+    >>> coverage(run, q, {"x", "y", "z"})
+    {'rows': 3, 'topics': 2, 'in_pool': 2, 'judged_in_pool': 1, 'of_pool_judged': 3, \
+'share_of_pool_judged': 0.3333}
+    """
+    qid, docno = run["qid"].astype(str), run["docno"].astype(str)
+    judged = set(zip(qrels["qid"].astype(str), qrels["docno"].astype(str), strict=True))
+    hits = sum(1 for k in set(zip(qid, docno, strict=True)) if k in judged)
+    return {"rows": int(len(run)), "topics": int(qid.nunique()),
+            "in_pool": int(docno.isin(set(collection)).sum()), "judged_in_pool": int(hits),
+            "of_pool_judged": int(len(judged)),
+            "share_of_pool_judged": round(hits / len(judged), 4) if judged else 0.0}
+
+
+def completed_row(run: pd.DataFrame, qrels: pd.DataFrame, collection: Iterable[str],
+                  seeds: Sequence[int] = DEFAULT_SEEDS,
+                  measures: Mapping[str, ir_measures.Measure] = ARQMATH_MEASURES,
+                  ) -> tuple[dict, pd.DataFrame]:
+    """An outside run (or a system's) by the protocol, for a comparison table: its
+    :func:`seed_row` (completed over ``seeds``, with its mean before completion) and its
+    :func:`coverage` of the pool, and its per-topic scores (means over the seeds, for
+    significance tests).
+
+    >>> qrels = pd.DataFrame({"qid": ["A.1", "A.1"], "docno": ["x", "y"], "label": [0, 3]})
+    >>> run = pd.DataFrame({"qid": ["A.1"], "docno": ["y"], "score": [1.0]})
+    >>> row, per_topic = completed_row(run, qrels, {"x", "y"}, seeds=[0, 1])
+    >>> row["nDCG'"], row["nDCG'_not_completed"], row["coverage"]["judged_in_pool"]
+    (1.0, 1.0, 1)
+    >>> per_topic["qid"].tolist()
+    ['A.1']
+    """
+    collection = set(collection)
+    per_topic, per_seed = completed_scores(run, qrels, seeds, collection, measures)
+    row = seed_row(per_seed, per_query(run, qrels, measures))
+    row["coverage"] = coverage(run, qrels, collection)
+    return row, per_topic
+
+
+def length_run(qrels: pd.DataFrame, lengths: Mapping[str, float]) -> pd.DataFrame:
+    """Each qrels topic's judged documents ranked by ``lengths`` alone, the score min-max
+    normalised per topic (0 shortest, 1 longest; one document, or all of one length: 1).
+
+    Under the prime measures (judged documents only) this is the same as ranking the
+    whole pool by length with no cutoff. Documents with no length (not in the pool) are
+    left out.
+
+    >>> q = pd.DataFrame({"qid": ["A.1"] * 3 + ["A.2"], "docno": ["a", "b", "c", "d"],
+    ...                   "label": [0, 2, 1, 3]})
+    >>> r = length_run(q, {"a": 10, "b": 30, "c": 20, "d": 5})
+    >>> r[r.qid == "A.1"].sort_values("score", ascending=False)["docno"].tolist()
+    ['b', 'c', 'a']
+    >>> r["score"].tolist()
+    [0.0, 1.0, 0.5, 1.0]
+    """
+    run = qrels[["qid", "docno"]].astype(str)
+    run = run[run["docno"].isin(lengths)].copy()
+    length = run["docno"].map(lengths).astype(float)
+    by = length.groupby(run["qid"])
+    low, high = by.transform("min"), by.transform("max")
+    span = (high - low).where(high > low)
+    run["score"] = ((length - low) / span).fillna(1.0)
+    return run.reset_index(drop=True)
+
+
+def thread_file_sizes(collection: str | Path) -> dict[str, int]:
+    """docno (the answer id of an ARQMath thread file ``{question}_{answer}.html``) -> the
+    thread file's bytes, for :func:`length_run` (the data MANIFEST's reference ranking).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "12_345.html").write_text("<html></html>")
+    >>> thread_file_sizes(folder)
+    {'345': 13}
+    """
+    return {f.stem.rsplit("_", 1)[-1]: f.stat().st_size
+            for f in Path(collection).glob("*.html")}
+
+
+__all__ = ["DEFAULT_SEEDS", "complete_run", "completed_row", "completed_scores", "coverage",
+           "length_run", "random_floor", "seed_row", "seed_summary", "thread_file_sizes"]
