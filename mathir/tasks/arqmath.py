@@ -107,7 +107,8 @@ def _topic_groups(metadata: Path):
 def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
                         shards: int = 1, ray_address: str | None = None,
                         scoring: str | None = None):
-    from mathir.indexing.answer_index import AnswerCollection, AnswerIndex
+    from mathir.indexing.answer_collection import AnswerCollection
+    from mathir.indexing.answer_index import AnswerIndex
 
     return AnswerIndex.build(AnswerCollection.at(data.collection), index_dir, quiet=quiet,
                              shards=shards, scoring=scoring, ray_address=ray_address)
@@ -352,7 +353,7 @@ def _task3_scores(runs: Mapping, qrels, *, assignments: str | Path | None = None
         default_model_path,
         open_answer_scores,
     )
-    from mathir.indexing.answer_index import answer_texts
+    from mathir.indexing.answer_collection import answer_texts
     from mathir.qrels.arqmath import read_qrels
     from mathir.runs.arqmath import read_run
     from mathir.runs.arqmath_task3 import read_assignments, read_task3_run

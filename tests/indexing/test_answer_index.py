@@ -139,7 +139,7 @@ def test_a_build_confined_to_one_cpu_finishes(sample, sample_index, tmp_path):
 def test_a_slice_of_answers_is_the_islice_of_all(sample, rows):
     from itertools import islice
 
-    from mathir.indexing.answer_index import AnswerCollection
+    from mathir.indexing.answer_collection import AnswerCollection
 
     answers = AnswerCollection.at(sample.posts)
     assert (list(answers.iter_answers(True, math_words=True, rows=rows))
@@ -148,7 +148,7 @@ def test_a_slice_of_answers_is_the_islice_of_all(sample, rows):
 
 def test_a_late_slice_makes_no_text_of_the_answers_before_it(sample, monkeypatch):
     from mathir.indexing import mse_posts
-    from mathir.indexing.answer_index import AnswerCollection
+    from mathir.indexing.answer_collection import AnswerCollection
 
     made = []
     text = mse_posts.Post.text
@@ -278,8 +278,12 @@ def test_the_code_an_index_identity_hashes_is_what_its_builder_imports():
     # the readers, the tokenizers and the writers, also those imported inside functions
     assert {"indexing/latex_words.py", "indexing/html_text.py", "indexing/mse_posts.py",
             "indexing/thread_html.py", "safe_xml.py", "indexing/tfidf.py",
-            "indexing/pisa_impacts.py", "indexing/text_loader.py", "storage.py"} <= answers
-    assert "indexing/slt.py" in names("mathir.indexing.formula_index")
+            "indexing/answer_collection.py", "indexing/pisa_bm25.py",
+            "indexing/text_store.py", "indexing/pisa_impacts.py",
+            "indexing/text_loader.py", "indexes.py", "files.py"} <= answers
+    assert {"indexing/slt.py", "indexing/formula_build.py", "indexing/formula_source.py",
+            "indexing/answer_collection.py", "indexing/pisa_bm25.py"} <= \
+        names("mathir.indexing.formula_index")
     assert {"bi_encoder.py", "export.py", "runtime.py", "calibration.py"} <= \
         names("mathir.indexing.dense_index")
     # not the rest of mathir: editing a report or a measure rebuilds no index

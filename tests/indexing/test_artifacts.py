@@ -24,7 +24,7 @@ import pyterrier as pt
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing import answer_index, dense_index, formula_index, worldtree
+from mathir.indexing import answer_index, dense_index, formula_build, text_store, worldtree
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
 from mathir.indexing.formula_index import FormulaIndex
@@ -81,9 +81,9 @@ def _dense(path):
 
 KINDS = {
     "answers": Kind(AnswerIndex, _answers, answer_index.TfidfIndex, "build_from_pisa"),
-    "formulas": Kind(FormulaIndex, _formulas, formula_index, "SeenIds"),
+    "formulas": Kind(FormulaIndex, _formulas, formula_build, "SeenIds"),
     "facts": Kind(FactIndex, _facts, worldtree, "read_tablestore"),
-    "texts": Kind(AnswerTexts, _texts, answer_index, "iter_answer_texts"),
+    "texts": Kind(AnswerTexts, _texts, text_store, "iter_answer_texts"),
     "dense": Kind(DenseAnswerIndex, _dense, dense_index.PassageSettings, "transformer", True),
 }
 ARTIFACTS = ["answers", "formulas", "facts", "dense"]

@@ -11,8 +11,8 @@ import pyterrier as pt
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing import answer_index
-from mathir.indexing.answer_index import AnswerCollection
+from mathir.indexing import text_store
+from mathir.indexing.answer_collection import AnswerCollection
 from mathir.indexing.dense_index import (
     TEXTS_FORMAT,
     AnswerTexts,
@@ -102,7 +102,7 @@ def _joined(doc):
 @pytest.fixture
 def odd_texts(sample, tmp_path, monkeypatch):
     """AnswerTexts holding ODD (the build reads the sample's fingerprint, ODD's answers)."""
-    monkeypatch.setattr(answer_index, "iter_answer_texts", lambda collection: iter(ODD))
+    monkeypatch.setattr(text_store, "iter_answer_texts", lambda collection: iter(ODD))
     return AnswerTexts.build(sample.posts, tmp_path / "t", quiet=True)
 
 

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing.formula_index import FormulaIndex, iter_formula_source
+from mathir.indexing.formula_index import FormulaIndex
+from mathir.indexing.formula_source import iter_formula_source
 from mathir.indexing.formula_tsv import read_formula_index
 
 

@@ -1,6 +1,6 @@
 """Indexing bars show a total (hence an ETA) when the collection's size is known."""
 
-from mathir.indexing import answer_index, formula_index
+from mathir.indexing import answer_index, formula_build, formula_index
 from mathir.samples import arqmath_sample
 
 
@@ -20,7 +20,7 @@ class _Bar:
 def test_answer_and_formula_bars_have_totals(tmp_path, monkeypatch):
     _Bar.totals = []
     monkeypatch.setattr(answer_index, "tqdm", _Bar)
-    monkeypatch.setattr(formula_index, "tqdm", _Bar)
+    monkeypatch.setattr(formula_build, "tqdm", _Bar)
     s = arqmath_sample()
     answer_index.AnswerIndex.build(s.posts, tmp_path / "answers")
     formula_index.FormulaIndex.build(s.formulas, tmp_path / "formulas")

@@ -2,7 +2,7 @@ import numpy as np
 import pyterrier_pisa
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
-from mathir.indexing.answer_index import AnswerCollection
+from mathir.indexing.answer_collection import AnswerCollection
 from mathir.indexing.tfidf import stop_stems
 
 

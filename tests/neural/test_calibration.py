@@ -21,7 +21,7 @@ def test_calibration_texts_are_fixed_and_reach_long_lengths():
 def test_the_sample_answers_are_the_answer_index_texts():
     # calibration reads the sample itself (the encoders sit below indexing): the texts must
     # stay those of the answer index's reader, or the int8 exports would change
-    from mathir.indexing.answer_index import AnswerCollection
+    from mathir.indexing.answer_collection import AnswerCollection
     from mathir.neural.calibration import sample_answers
     from mathir.samples import arqmath_sample
 
