@@ -10,6 +10,8 @@ pipelines, runs, evaluation) together. Its rooms:
   the one evaluation;
 * :mod:`~mathir.experiment.identity`: a run's identity (its manifest: pipeline code and
   arguments, data and index checksums, package versions) and when a run is reused;
+* :mod:`~mathir.experiment.code_fingerprint`: the fingerprint of a pipeline's code and
+  declared state;
 * :mod:`~mathir.experiment.quiet`: silencing the libraries (``--quiet``);
 * :mod:`~mathir.experiment.reports`: per-topic files, the HTML report and its explorer;
 * :mod:`~mathir.experiment.run_files`: anyone's run files (``mathir evaluate``, ``view``);

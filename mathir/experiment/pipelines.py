@@ -25,18 +25,12 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mathir.errors import InputError
-from mathir.experiment.identity import (
-    pipeline_identity,
-    qualified_name,
-)
+from mathir.experiment.code_fingerprint import qualified_name
+from mathir.experiment.identity import pipeline_identity
 from mathir.tasks import Ref, Task, get_task
-
-if TYPE_CHECKING:
-    pass
-
 
 #: Entry-point group through which an installed package adds pipelines to a task. An
 #: entry point named ``TASK.NAME`` (e.g. ``arqmath-task1.mybm25``) whose value is

@@ -5,9 +5,8 @@ import threading
 import pytest
 
 from mathir.experiment import identity as provenance
+from mathir.experiment.code_fingerprint import NotFingerprintable, code_fingerprint
 from mathir.experiment.identity import (
-    NotFingerprintable,
-    code_fingerprint,
     describe_argument,
     manifest_path,
     package_versions,

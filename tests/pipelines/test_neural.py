@@ -195,7 +195,7 @@ def test_a_bi_encoder_reranker_that_ran_keeps_its_fingerprint():
     # Before: its fingerprint pickled the loaded model (whose tokenizer state changes
     # when it encodes) and the embeddings it cached: a reranker object that had run
     # never matched its own runs again.
-    from mathir.experiment.identity import code_fingerprint
+    from mathir.experiment.code_fingerprint import code_fingerprint
 
     texts = {"a": "the integral of $x$ is $x^2/2$", "b": "primes are infinite"}
     res = pd.DataFrame({"qid": ["1", "1"], "query": ["integral of $x$"] * 2,
@@ -211,7 +211,7 @@ def test_a_bi_encoder_reranker_that_ran_keeps_its_fingerprint():
 def test_a_cross_encoder_is_fingerprinted_by_its_files(trained_cross_encoder, tmp_path):
     import shutil
 
-    from mathir.experiment.identity import code_fingerprint
+    from mathir.experiment.code_fingerprint import code_fingerprint
 
     model = shutil.copytree(trained_cross_encoder, tmp_path / "ce")
     scorer = neural.CrossEncoderScorer(model, max_length=32)
