@@ -178,3 +178,28 @@ def test_lazy_exports_resolve():
                     mathir.pipelines, mathir.qrels, mathir.runs, mathir.topics):
         for name in package.__all__:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+def _longest_chain(graph: dict[str, set[str]]) -> list[str]:
+    """The longest chain of imports between mathir's modules (the graph has no cycles)."""
+    memo: dict[str, list[str]] = {}
+
+    def longest(v: str) -> list[str]:
+        if v not in memo:
+            memo[v] = [v] + max((longest(w) for w in graph[v]), key=len, default=[])
+        return memo[v]
+
+    return max((longest(v) for v in graph), key=len)
+
+
+def test_the_longest_import_chain_is_at_most_12_modules():
+    # Every import counts, deferred ones too (a command reaches a reader through the
+    # reproduction, training, index and text store: 12 modules, the reader stack of
+    # thread files -> formula TSVs -> tables -> errors being its deepest part).
+    chain = _longest_chain(_graph(top_level_only=False))
+    assert len(chain) <= 12, " -> ".join(chain)
+
+
+def test_the_chain_check_can_fail():
+    graph = {f"m{i}": ({f"m{i + 1}"} if i < 12 else set()) for i in range(13)}
+    assert len(_longest_chain(graph)) == 13

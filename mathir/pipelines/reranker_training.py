@@ -41,7 +41,7 @@ def pairs_from_qrels(topics: pd.DataFrame, qrels: pd.DataFrame, texts: Mapping[s
     then the highest-ranked documents of ``negatives`` (a result frame, e.g. BM25's)
     that are not positives, up to ``negatives_per_positive`` per positive of a topic.
     Documents without text are skipped. ``texts`` with a ``subset(docnos)`` method
-    (:class:`~mathir.indexing.dense_index.AnswerTexts`) is read one topic's batch at a time.
+    (:class:`~mathir.indexing.text_store.AnswerTexts`) is read one topic's batch at a time.
 
     >>> topics = pd.DataFrame({"qid": ["1"], "query": ["q"]})
     >>> qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [2, 0]})
@@ -236,11 +236,11 @@ def index_texts(index) -> Mapping[str, str]:
     """docno -> text of an index's documents, as the models read them.
 
     An :class:`~mathir.indexing.answer_index.AnswerIndex` gives its answers with LaTeX
-    (:class:`~mathir.indexing.dense_index.AnswerTexts`); any other index must offer a
+    (:class:`~mathir.indexing.text_store.AnswerTexts`); any other index must offer a
     ``document_texts()`` method.
     """
     from mathir.indexing.answer_index import AnswerIndex
-    from mathir.indexing.dense_index import AnswerTexts
+    from mathir.indexing.text_store import AnswerTexts
 
     if isinstance(index, AnswerIndex):
         return AnswerTexts.for_index(index)
