@@ -349,9 +349,21 @@ def test_lenient_bom_differs_from_trec_eval_only_by_the_first_line(trec_eval, tm
     # a topic nobody judged: mathir drops the mark (with a warning) and counts the row
     run = tmp_path / "run.txt"
     run.write_bytes(b"\xef\xbb\xbf" + text(base_run()).encode())
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(text(base_run()).encode())
     qrels = tmp_path / "qrels.txt"
     qrels.write_bytes(text(base_qrels()).encode())
-    assert official(trec_eval, qrels, run) is not None  # trec_eval reads it, differently
+    with_mark = official(trec_eval, qrels, run)  # trec_eval reads it, differently
+    without = official(trec_eval, qrels, plain)
+    assert with_mark is not None and without is not None
+    with pytest.warns(UserWarning, match="byte-order mark"):
+        ours = mathir_figures(qrels, run)
+    assert_same(without, ours, "mark dropped")  # mathir scores the file without the mark
+    # trec_eval's only difference: its first topic lost the row the mark was glued to
+    first = base_run()[0][0]
+    changed = {qid for name in without for qid, value in without[name].items()
+               if qid != "all" and abs(value - with_mark[name].get(qid, 0.0)) > 1e-9}
+    assert changed <= {first}
 
 
 # --- a mean that is a tie at the fourth decimal ---------------------------------------
