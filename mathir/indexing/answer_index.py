@@ -51,7 +51,7 @@ INDEX_FORMAT = 1
 STEMMER = "porter2"
 # Documents per batch of PISA's parser and inverter (pyterrier-pisa's default). The index
 # is the same whatever the size; at 2.4M posts 100,000 indexed faster than 20,000 in two of
-# three alternating runs (docs/performance.md).
+# three alternating runs (docs/measurements.md).
 PISA_BATCH_SIZE = 100_000
 # PISA's parsing threads for an unsharded build (it runs one more); None: one per core
 # this process may run on.
