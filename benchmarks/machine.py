@@ -8,8 +8,8 @@ the JSON report.
 * :func:`cpu_seconds` and :class:`Clock`: CPU seconds (this process and its finished
   children) beside wall seconds;
 * :func:`calibration_ms`: the CPU time of a fixed pure-Python + NumPy workload in the
-  same process (docs/measurements.md, "Reading the figures"): figures from machines of different speed, or from
-  one machine under different load, can be compared through it;
+  same process (docs/measurements.md, "Reading the figures"): figures from machines of
+  different speed, or from one machine under different load, compare through it;
 * :func:`print_report`: ``--json`` prints one JSON object on one line and nothing else on
   stdout; without it, a text for people;
 * :func:`work_folder`: the folder a benchmark generates its collection in (kept when
