@@ -143,7 +143,7 @@ def _cmd_run(args) -> None:
 
     task = get_task(args.task)
     run_format = task.check_run_format(args.run_format or task.run_formats[0])
-    out = require_output_file(args.out, "--out run file")
+    out = _output_file(args.out, "--out run file")
     own = own_pipelines(args.pipelines_file or [],
                         [args.pipeline] if "=" in args.pipeline else [])
     name = args.pipeline.partition("=")[0].strip()
