@@ -9,7 +9,9 @@ from mathir.errors import InputError
 from mathir.storage import require_output_file, require_writable_dir
 
 
-def _options(args) -> dict[str, str]:
+def pipeline_options(args) -> dict[str, str]:
+    """The keyword arguments that ``--cross-encoder``, ``--bi-encoder``, ``--backend`` and
+    ``--dense-search`` give every pipeline factory naming them."""
     search = getattr(args, "dense_search", None)
     if search:
         from mathir.indexing.ann_index import check_search
@@ -68,11 +70,12 @@ def _cmd_experiment(args) -> None:
     selection = select_pipelines(task, args.pipelines, own, args.own or [])
     check_experiment(task, selection, workers=args.workers, test=args.test,
                      correction=args.correction, measures=args.measures, judged=args.judged,
-                     run_format=args.run_format, options=_options(args))
+                     run_format=args.run_format, options=pipeline_options(args))
     res = run_experiment(task, _data(task, args), selection, out=args.out,
                          index_dir=args.index, quiet=args.quiet, baseline=args.baseline,
                          test=args.test, correction=args.correction, workers=args.workers,
-                         ray_address=args.ray, reuse=not args.no_reuse, options=_options(args),
+                         ray_address=args.ray, reuse=not args.no_reuse,
+                         options=pipeline_options(args),
                          run_format=args.run_format, judged=args.judged,
                          measures=args.measures)
     _print_experiment(res, args)
@@ -148,7 +151,7 @@ def _cmd_run(args) -> None:
                         [args.pipeline] if "=" in args.pipeline else [])
     name = args.pipeline.partition("=")[0].strip()
     pipeline = resolve_pipelines(task, [{name: own[name]} if name in own else name],
-                                 _options(args))[name]
+                                 pipeline_options(args))[name]
     data = _data(task, args)
     write_pipeline_run(task, pipeline, data, out, index_dir=args.index, quiet=args.quiet,
                        run_format=run_format)

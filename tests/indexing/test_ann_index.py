@@ -144,10 +144,11 @@ def test_run_identity_differs_by_search_spec():
 
 def test_cli_checks_the_spec_before_building_anything(tmp_path, capsys):
     from mathir import cli
+    from mathir.cli.commands import pipeline_options
 
-    args = cli._parser().parse_args(["experiment", "arqmath-task1",
+    args = cli.parser().parse_args(["experiment", "arqmath-task1",
                                      "--dense-search", "ivf: nprobe=64,f16=1"])
-    assert cli._options(args) == {"search": "ivf:f16=1,nprobe=64"}
+    assert pipeline_options(args) == {"search": "ivf:f16=1,nprobe=64"}
     status = cli.main(["experiment", "arqmath-task1", "--dense-search", "ivf:nprob=3",
                        "--out", str(tmp_path / "out"), "--index", str(tmp_path / "index")])
     assert status == 2

@@ -180,11 +180,12 @@ def test_missing_library_names_the_extra(monkeypatch, module):
 
 def test_cli_passes_the_backend_to_the_pipelines():
     from mathir import cli
+    from mathir.cli.commands import pipeline_options
 
-    parser = cli._parser()
+    parser = cli.parser()
     args = parser.parse_args(["experiment", "arqmath-task1", "--backend", "onnx-int8",
                               "--dense-search", "hnsw"])
-    assert cli._options(args) == {"backend": "onnx-int8", "search": "hnsw"}
+    assert pipeline_options(args) == {"backend": "onnx-int8", "search": "hnsw"}
     from mathir.experiment import accepts
     from mathir.pipelines import neural
     from mathir.tasks.arqmath import fusion
