@@ -21,6 +21,33 @@ from mathir.neural.export import Exported, export
 from mathir.neural.tokenizing import Tokenize, worker_pool
 
 
+class _FloatEnvironment:
+    """The calling thread's floating-point environment (C's ``fenv_t``), kept and put back.
+
+    OpenVINO's CPU plugin flushes denormal floats to zero (``CPU_DENORMALS_OPTIMIZATION``)
+    and that setting leaks into the thread that compiles a model or starts and waits for
+    its requests: afterwards every subnormal float in the process compares as zero (two
+    run scores of 1e-310 and 2e-310 would tie and be ordered by docno instead). Put back
+    after each OpenVINO call, mathir's own arithmetic stays IEEE 754. Hand-written with
+    ctypes: no library resets the environment of the calling thread from Python.
+    """
+
+    def __init__(self) -> None:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("m")
+        self._libm = ctypes.CDLL(name) if name else None
+        self._saved = ctypes.create_string_buffer(512)  # larger than any fenv_t
+        if self._libm is None or self._libm.fegetenv(self._saved) != 0:
+            self._libm = None
+
+    def restore(self) -> None:
+        """Put the kept environment back (nothing where libm could not be loaded)."""
+        if self._libm is not None:
+            self._libm.fesetenv(self._saved)
+
+
 class OnnxModel:
     """An :class:`Exported` model with its tokeniser, in an ONNX Runtime session or, for
     the OpenVINO backends, compiled by OpenVINO for the CPU.
@@ -41,6 +68,7 @@ class OnnxModel:
         if exported.runtime == "openvino":
             import openvino as ov
 
+            self._float_environment = _FloatEnvironment()
             compiled = ov.Core().compile_model(str(exported.onnx_file), "CPU", {
                 "INFERENCE_NUM_THREADS": str(threads or _torch_threads()),
                 # several streams of a thread or two each, fed by as many requests in
@@ -56,6 +84,7 @@ class OnnxModel:
             n = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
             self._requests = [compiled.create_infer_request() for _ in range(n)]
             self._output = compiled.output(0)
+            self._float_environment.restore()
             self.session = None
             return
         import onnxruntime as ort
@@ -88,6 +117,7 @@ class OnnxModel:
                 yield self._finish(pending.popleft(), free)
             request = free.pop()
             request.start_async(feeds)
+            self._float_environment.restore()
             pending.append((request, positions, feeds))
         while pending:
             yield self._finish(pending.popleft(), free)
@@ -95,6 +125,7 @@ class OnnxModel:
     def _finish(self, item: tuple, free: list) -> tuple[np.ndarray, dict, np.ndarray]:
         request, positions, feeds = item
         request.wait()
+        self._float_environment.restore()
         out = request.get_tensor(self._output).data.copy()
         free.append(request)
         return positions, feeds, out

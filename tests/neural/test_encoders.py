@@ -231,3 +231,18 @@ def test_openvino_requests_in_flight_return_each_text_its_vector():
     # batches of one: every request is in flight at some point, read back in order
     np.testing.assert_allclose(model.encode(texts, batch_size=1), alone, atol=1e-5)
     np.testing.assert_allclose(model.encode(texts, batch_size=4), alone, atol=1e-5)
+
+
+def test_openvino_leaves_subnormal_floats_alone(tmp_path):
+    """OpenVINO flushes denormals to zero in the threads it runs in, and that leaked into
+    mathir's thread: every later subnormal compared as zero (Hypothesis's float strategies
+    refused to run after this file's tests)."""
+    pytest.importorskip("openvino")
+    from mathir.models import default_model_path
+    from mathir.neural.runtime import bi_encoder_model
+
+    tiny = 2.2250738585072014e-308  # the smallest normal double
+    assert tiny / 2 > 0
+    model = bi_encoder_model(str(default_model_path()), "openvino")
+    model.encode(["the integral of $x$", "primes are infinite"])
+    assert tiny / 2 > 0, "the calling thread flushes subnormals to zero"
