@@ -234,6 +234,25 @@ class EvaluatedRuns:
         return self._label_cache
 
 
+def check_judged(task: Task, judged: str) -> str:
+    """``judged`` when it is a judged-set rule (:data:`JUDGED_RULES`) that applies to
+    ``task``; InputError otherwise (checked before any work by the experiment, and by
+    :func:`evaluate`).
+
+    >>> from mathir.tasks import get_task
+    >>> check_judged(get_task("worldtree"), "collection")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: worldtree judges every document of its qrels file ...
+    """
+    if judged not in JUDGED_RULES:
+        raise InputError(f"unknown judged set {judged!r}; expected one of "
+                         f"{', '.join(JUDGED_RULES)}")
+    if judged == "collection" and not task.qrels_in_collection:
+        raise InputError(f"{task.name} judges every document of its qrels file: "
+                         f"{option('judged', 'collection')} does not apply")
+    return judged
+
+
 def check_overlap(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame) -> None:
     """InputError when a run shares no topic with the qrels; a warning when fewer than half
     of its topics are judged in them (a run of another year or task, mostly).
@@ -338,8 +357,7 @@ def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, 
     """
     rule = judged or ("collection" if task.qrels_in_collection and docnos is not None
                       else "file")
-    if rule not in JUDGED_RULES:
-        raise InputError(f"unknown judged set {rule!r}; expected one of {', '.join(JUDGED_RULES)}")
+    check_judged(task, rule)
     read = dict(runs)
     if qrels is None:
         raise InputError(f"no qrels: nothing to evaluate the runs of {task.name} on")
@@ -356,9 +374,6 @@ def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, 
                 raise InputError(f"no judged document of these qrels is in "
                                  f"{where or 'the collection'}", path=qrels.attrs.get("source"))
         note = judged_note(rule, len(used), len(qrels), where)
-    elif rule == "collection":
-        raise InputError(f"{task.name} judges every document of its qrels file: "
-                         f"{option('judged', 'collection')} does not apply")
     extra = parse_measures(measures) if measures is not None else None
     if extra is not None and task.order == "given":
         raise InputError(f"{task.name}'s runs are not rankings (one answer per topic): "
@@ -367,7 +382,9 @@ def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, 
     ordered = {n: _order(task, r) for n, r in read.items()}
     listed, scored_qrels, per_topic, table = _score(task, ordered, used, options, extra)
     ev = EvaluatedRuns(task.name, listed, read, scored_qrels,
-                       _file_qrels(task, qrels, scored_qrels, used), table, per_topic,
+                       # every judgment of the file, in the form the score used (Task
+                       # 2: visual ids) where nothing was left out
+                       scored_qrels if used is qrels else qrels, table, per_topic,
                        judged=rule, judged_note=note, options=dict(options), declaration=task)
     if note:
         ev.table.attrs["judged"] = note
@@ -383,12 +400,6 @@ def _order(task: Task, run: pd.DataFrame) -> pd.DataFrame:
     if order == "rank" or (order == "trec_eval" and "rank" in run.columns):
         return rank_order(run) if ("rank" in run.columns or "score" in run.columns) else run
     return run
-
-
-def _file_qrels(task: Task, qrels_file, scored, used) -> Any:
-    """Every judgment of the file, in the form the score used (Task 2: visual ids): the
-    prepared qrels when nothing was left out, else the file's own."""
-    return scored if used is qrels_file else qrels_file
 
 
 def _score(task: Task, runs: dict, qrels, options: Mapping,
@@ -454,6 +465,6 @@ def mean_table(per_topic: Mapping[str, pd.DataFrame], measures: Iterable[str]) -
     return pd.DataFrame.from_dict(rows, orient="index", columns=measures)
 
 
-__all__ = ["JUDGED_RULES", "ORDERS", "EvaluatedRuns", "check_overlap", "evaluate",
+__all__ = ["JUDGED_RULES", "ORDERS", "EvaluatedRuns", "check_judged", "check_overlap", "evaluate",
            "judged_note", "mean_table", "parse_measures", "qrels_in_collection", "rank_order", "trec_mean",
            "trec_order"]

@@ -42,6 +42,14 @@ def _collection(data: TaskData | None) -> Path | None:
     return data.collection if data is not None else None
 
 
+def _question(topic: dict, renderer: MathRenderer) -> tuple[str, str, str]:
+    """(title, question, HTML of both with formulas rendered) of an ARQMath topic."""
+    title = str(topic.get("title") or "")
+    question = str(topic.get("question") or topic["query"])
+    return title, question, (f'<div class="title">{renderer.text(title, kind="topic")}</div>'
+                             f'<div class="body">{renderer.text(question, kind="topic")}</div>')
+
+
 def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
                     renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
     """Topic views of ARQMath answer runs (Task 1): question, answers in the order they
@@ -58,9 +66,7 @@ def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | No
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
-        title, question = str(t.get("title") or ""), str(t.get("question") or t["query"])
-        query_html = (f'<div class="title">{renderer.text(title, kind="topic")}</div>'
-                      f'<div class="body">{renderer.text(question, kind="topic")}</div>')
+        title, question, query_html = _question(t, renderer)
         if t.get("tags"):
             query_html += f'<div class="meta">tags: {escape(t["tags"])}</div>'
         mark = formula_matcher([(m.group(1) or m.group(2)) for m in
@@ -216,9 +222,7 @@ def open_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
-        title, question = str(t.get("title") or ""), str(t.get("question") or t["query"])
-        query_html = (f'<div class="title">{renderer.text(title, kind="topic")}</div>'
-                      f'<div class="body">{renderer.text(question, kind="topic")}</div>')
+        title, question, query_html = _question(t, renderer)
         view = TopicView(qid, renderer.text(title or question, 120, kind="list"), query_html)
         for name in ev.runs:
             g = run_by_topic(ev, name).get(qid)

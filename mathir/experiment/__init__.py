@@ -20,6 +20,7 @@ pipelines, runs, evaluation) together. Its rooms:
 Nothing here imports pandas or PyTerrier at import time.
 """
 
+from mathir.evaluation.evaluated import check_judged
 from mathir.experiment.catalog import tasks_catalog, tasks_overview
 from mathir.experiment.pipelines import (
     ENTRY_POINT_GROUP,
@@ -56,7 +57,6 @@ from mathir.experiment.running import (
     PipelineError,
     build_pipeline,
     check_experiment,
-    check_judged,
     check_workers,
     evaluation_record,
     locate_data,

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError
+from mathir.evaluation.evaluated import check_judged
 from mathir.experiment.pipelines import accepts
 from mathir.experiment.reports import write_experiment_report
 from mathir.experiment.running import (
     ExperimentResult,
-    check_judged,
     evaluate_into,
     evaluation_record,
 )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError
+from mathir.evaluation.evaluated import check_judged
 from mathir.experiment.identity import (
     remove_manifest,
     run_manifest,
@@ -357,27 +358,6 @@ def check_workers(workers: int) -> int:
         name = "--workers" if CALLER.get() == "cli" else "workers"
         raise InputError(f"{name} must be at least 1, not {workers}")
     return workers
-
-
-def check_judged(task: Task, judged: str) -> str:
-    """``judged`` when it is a judged-set rule that applies to ``task``; InputError
-    otherwise (checked before any work).
-
-    >>> check_judged(get_task("worldtree"), "collection")  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    mathir.errors.InputError: worldtree judges every document of its qrels file ...
-    """
-    from mathir.evaluation.evaluated import JUDGED_RULES
-
-    if judged not in JUDGED_RULES:
-        raise InputError(f"unknown judged set {judged!r}; expected one of "
-                         f"{', '.join(JUDGED_RULES)}")
-    if judged == "collection" and not task.qrels_in_collection:
-        from mathir.errors import option
-
-        raise InputError(f"{task.name} judges every document of its qrels file: "
-                         f"{option('judged', 'collection')} does not apply")
-    return judged
 
 
 def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Path, index_dir,

@@ -207,7 +207,8 @@ def test_means_are_summed_as_trec_eval_sums_them():
 
 def test_the_task2_explorer_counts_the_instance_the_evaluation_counted():
     """Visual ids listed as trec_eval ranks them, each with the instance the evaluation
-    kept (the first by score, then rank), whatever the rank column says."""
+    kept (the first by score, then rank), whatever the rank column says; the other
+    instances of a visual id are listed with it, not counted again."""
     task = get_task("arqmath-task2")
     data = task.data()
     from mathir.indexing.formula_tsv import iter_formula_index

@@ -136,32 +136,6 @@ def test_arqmath_task2_groups_results_by_visual_id(reports):
     assert doc.xpath("//div[@class='docs']//math")
 
 
-def test_task2_instances_of_one_visual_id_form_one_group():
-    """As the evaluation counts them: the first instance, the others listed with it."""
-    import pandas as pd
-
-    from mathir.evaluation.evaluated import evaluate
-    from mathir.evaluation.explorer_views import build_explorer
-    from mathir.indexing.formula_tsv import iter_formula_index
-
-    task = get_task("arqmath-task2")
-    data = task.data()
-    by_vid: dict = {}
-    for rec in iter_formula_index(data.extras["formula_index"]):
-        by_vid.setdefault(rec.visual_id, []).append(rec)
-    vid, recs = next((v, r) for v, r in by_vid.items() if v and len(r) >= 2)
-    other = next(rs[0] for v, rs in by_vid.items() if v and v != vid)
-    topics = task.read_topics(data.topics).head(1)
-    run = pd.DataFrame({"qid": [topics.qid[0]] * 3, "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0],
-                        "docno": [recs[0].formula_id, other.formula_id, recs[1].formula_id]})
-    ev = evaluate(task, {"r": run}, task.read_qrels(data.qrels), **data.extras)
-    ex, _ = build_explorer(ev, topics, data, all_topics=True)
-    hits = ex.topics[0].hits["r"]
-    assert [(h.docno, h.rank) for h in hits] == [(vid, 1), (other.visual_id, 2)]
-    assert (f'same visual id, not counted again: <bdi dir="ltr">{recs[1].formula_id}</bdi> '
-            "(score 1)") in hits[0].about
-
-
 def test_worldtree_shows_question_answer_and_roles(reports):
     path, res = reports["worldtree"]
     doc = _doc(path)
