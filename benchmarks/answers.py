@@ -26,9 +26,9 @@ try:  # python benchmarks/answers.py
     import machine
 except ModuleNotFoundError:  # benchmarks.answers, from the repository root
     from benchmarks import machine
-from mathir.answers import SymbolicChecker, check_answer, latex_check
-from mathir.answers.checking import MAX_CHARS, read_answer_records
-from mathir.answers.extraction import extract_answer
+from mathir.answer_checking import SymbolicChecker, check_answer, latex_check
+from mathir.answer_checking.checking import MAX_CHARS, read_answer_records
+from mathir.answer_checking.extraction import extract_answer
 from mathir.errors import InputError
 
 

@@ -38,10 +38,10 @@ except ModuleNotFoundError:  # benchmarks.arqmath_formula_pool, from the reposit
     from benchmarks import machine
 from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
 from mathir.indexing.formula_index import FormulaIndex
-from mathir.indexing.formula_tsv import iter_formula_index
 from mathir.indexing.pisa_impacts import SCORINGS
 from mathir.pipelines.formula import formula_tuples, formula_words
 from mathir.qrels.arqmath import read_qrels
+from mathir.readers.formula_tsv import iter_formula_index
 from mathir.topics.arqmath import read_task2_topics
 
 QRELS = {"2020": "qrel_task2_2020_visual_id_v3_official.tsv",

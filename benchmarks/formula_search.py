@@ -99,7 +99,7 @@ def heaps_distinct(n: float) -> float:
 
 def generate(source: Path, out: Path, n: int, seed: int = 0) -> dict:
     """Write ``n`` formula instances (v3-like 9-column TSV with visual ids); the counts."""
-    from mathir.indexing.formula_tsv import iter_formula_index
+    from mathir.readers.formula_tsv import iter_formula_index
 
     base = list(dict.fromkeys(r.formula.replace("\t", " ").replace("\n", " ")
                               for r in iter_formula_index(source) if r.formula.strip()))

@@ -478,14 +478,14 @@ class WorldtreeDataset(MathirDataset):
         return self._progress(rows, verbose, total=len(rows))
 
     def get_tablestore(self):
-        """The tablestore (:class:`mathir.indexing.worldtree.Tablestore`)."""
-        from mathir.indexing.worldtree import read_tablestore
+        """The tablestore (:class:`mathir.indexing.fact_index.Tablestore`)."""
+        from mathir.indexing.fact_index import read_tablestore
 
         return read_tablestore(self.files().extras.get("tablestore", self.files().collection))
 
     def get_lemmas(self) -> dict[str, str] | None:
         """The lemma list (word -> lemma) of the distribution; None when absent."""
-        from mathir.indexing.worldtree import read_lemmas
+        from mathir.indexing.fact_index import read_lemmas
 
         path = self.files().extras.get("lemmas")
         return None if path is None else read_lemmas(path)
@@ -504,7 +504,7 @@ class WordProblemDataset(MathirDataset):
         >>> sum(1 for _ in dataset("word-problems/sample").get_corpus_iter(verbose=False))
         9
         """
-        from mathir.indexing.word_problems import iter_derivation_problems, read_split
+        from mathir.readers.word_problems import iter_derivation_problems, read_split
 
         files = self.files()
         train = files.extras.get("train")

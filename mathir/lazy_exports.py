@@ -4,7 +4,7 @@ A package declares ``name -> module`` and gets a module ``__getattr__`` (PEP 562
 imports the module on first use, as ir_measures' ``lazylibs.py`` does for the same
 reason: command-line tools should not pay for imports they never use.
 
->>> getattr_, dir_, all_ = attach("mathir.answers", {"check_answer": "mathir.answers.checking"})
+>>> getattr_, dir_, all_ = attach("mathir.answer_checking", {"check_answer": "mathir.answer_checking.checking"})
 >>> getattr_("check_answer").__name__, all_
 ('check_answer', ['check_answer'])
 """

@@ -24,8 +24,8 @@ from sample_data import (
     run_cli,
 )
 
-from mathir.answers.templates import Template
-from mathir.indexing.word_problems import sentences, token_value
+from mathir.answer_checking.templates import Template
+from mathir.readers.word_problems import sentences, token_value
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE.parent / "mathir" / "samples" / "word_problems"

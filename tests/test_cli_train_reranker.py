@@ -47,7 +47,7 @@ def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
     assert set(table) == {"bm25", "bm25>>crossencoder"}
     # The reranker reorders BM25's top 100 with the cross-encoder's scores, probabilities
     # (BM25's scores are not).
-    from mathir.runs.arqmath import read_run
+    from mathir.runs.trec import read_run
 
     runs = {n: read_run(next((tmp_path / "runs" / "arqmath-task1").glob(f"*/{n}.tsv")))
             for n in table}

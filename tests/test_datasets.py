@@ -12,8 +12,8 @@ from pyterrier.datasets import _core as pt_datasets_core
 
 from mathir import datasets
 from mathir.errors import InputError
-from mathir.indexing.word_problems import iter_derivation_problems, read_split
-from mathir.indexing.worldtree import read_lemmas, read_tablestore
+from mathir.indexing.fact_index import read_lemmas, read_tablestore
+from mathir.readers.word_problems import iter_derivation_problems, read_split
 from mathir.samples import arqmath_sample, word_problems_sample, worldtree_sample
 from mathir.tasks import get_task
 from tests.conftest import real_path
@@ -79,7 +79,7 @@ def test_answer_corpus_text_options(provider):
 
 
 def test_formula_corpus_is_every_formula_instance(provider):
-    from mathir.indexing.formula_tsv import read_formula_index
+    from mathir.readers.formula_tsv import read_formula_index
 
     ds = pt.get_dataset("mathir:arqmath/task2/sample")
     want = read_formula_index(arqmath_sample().formulas)

@@ -2,7 +2,7 @@
 
 SymPy's text parsers run their input through ``eval``: a model response or a template
 from a run file would execute. Math is read from text by
-``mathir/answers/safe_math.py`` (which builds SymPy objects itself) or by
+``mathir/answer_checking/safe_math.py`` (which builds SymPy objects itself) or by
 latex2sympy2_extended (an ANTLR grammar). This test walks the syntax tree of every
 ``.py`` file under mathir/, scripts/, benchmarks/ and examples/ and fails on:
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mathir.cli import main
-from mathir.experiment import ENTRY_POINT_GROUP, load_pipelines_file, run_experiment
+from mathir.experiment import PIPELINE_ENTRY_POINTS, load_pipelines_file, run_experiment
 from mathir.tasks import get_task
 from tests.conftest import error_lines
 from tests.test_readme import MEASURES, SAMPLE_SCORES, markdown_table
@@ -110,7 +110,7 @@ def _plugin(tmp_path: Path, entry_points: str) -> None:
     info = tmp_path / "fakeplugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry_points}")
+    (info / "entry_points.txt").write_text(f"[{PIPELINE_ENTRY_POINTS}]\n{entry_points}")
 
 
 def test_an_entry_point_adds_a_pipeline_to_a_task(tmp_path, monkeypatch, capsys):

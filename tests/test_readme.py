@@ -27,7 +27,7 @@ SAMPLE_SCORES = {
 
 
 def test_readme_python_example_runs(tmp_path, monkeypatch, capsys):
-    from mathir.runs.arqmath import read_run
+    from mathir.runs.trec import read_run
 
     monkeypatch.chdir(tmp_path)
     block = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)

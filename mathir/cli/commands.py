@@ -188,8 +188,8 @@ def _cmd_evaluate(args) -> None:
 def _cmd_answers(args) -> None:
     import json
 
-    from mathir.answers.checking import check_records, read_answer_records
-    from mathir.answers.latex import symbolic_timeout
+    from mathir.answer_checking.checking import check_records, read_answer_records
+    from mathir.answer_checking.latex import symbolic_timeout
 
     symbolic_timeout(args.timeout)  # before any work: one error line for 0, -1, nan
     n = correct = 0
@@ -267,7 +267,7 @@ def _training_pairs(task, args):
 def _cmd_reproduce(args) -> None:
     import json
 
-    from mathir.reproduction.worldtree import combine_reports, reproduce_worldtree
+    from mathir.reproduction.worldtree_headline import combine_reports, reproduce_worldtree
     from mathir.reproduction.worldtree_report import markdown_tables
 
     progress = (lambda line: None) if args.quiet else None

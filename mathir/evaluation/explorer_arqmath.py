@@ -103,7 +103,7 @@ def _formula_records(formula_index: Path | None, formula_ids: set[str], visual_i
     by_visual: dict[str, str] = {}
     if formula_index is None:
         return by_formula, by_visual
-    from mathir.indexing.formula_tsv import iter_formula_index
+    from mathir.readers.formula_tsv import iter_formula_index
 
     for rec in iter_formula_index(formula_index):
         if rec.formula_id in formula_ids:

@@ -41,7 +41,7 @@ def worldtree(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
     texts: dict[str, str] = {}
     tablestore = (data.extras.get("tablestore") or data.collection) if data is not None else None
     if tablestore is not None:
-        from mathir.indexing.worldtree import read_tablestore, tables_dir
+        from mathir.indexing.fact_index import read_tablestore, tables_dir
 
         texts = read_tablestore(tables_dir(tablestore), warn=False).texts()
     qrels = ev.qrels

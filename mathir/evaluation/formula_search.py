@@ -28,7 +28,7 @@ import pandas as pd
 
 from mathir.errors import InputError
 from mathir.evaluation.prime import ARQMATH_MEASURES, compare
-from mathir.indexing.formula_tsv import iter_formula_index
+from mathir.readers.formula_tsv import iter_formula_index
 
 QRELS_KEYS = ("visual_id", "formula_id")
 

@@ -106,7 +106,7 @@ def task1_references(answers: Mapping[str, str], qrels: pd.DataFrame,
     """Relevant (2-3) Task 1 answers of at most ``max_chars`` characters.
 
     ``answers`` maps an answer post id to its text with ``$LaTeX$`` formulas (as
-    :func:`mathir.indexing.html_text.html_to_text` gives it); its length is measured on
+    :func:`mathir.readers.html_text.html_to_text` gives it); its length is measured on
     that text. With ``runs`` (Task 1 runs by name) a reference must have been retrieved
     by one of them and records which; without, every relevant judged answer counts (each
     was in the pool, so some run retrieved it) and none is ever ablated.

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from mathir.answers.derivations import (
+from mathir.answer_checking.derivations import (
     Derivation,
     derivation_correct,
     gold_derivation,
@@ -15,9 +15,9 @@ from mathir.answers.derivations import (
     solution_correct,
     template,
 )
-from mathir.answers.templates import TemplateError
+from mathir.answer_checking.templates import TemplateError
 from mathir.errors import InputError
-from mathir.indexing.word_problems import TextNumber, WordProblem
+from mathir.readers.word_problems import TextNumber, WordProblem
 
 MEASURES = ("solution_acc", "equation_acc", "derivation_acc")
 

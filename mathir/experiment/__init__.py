@@ -23,7 +23,7 @@ Nothing here imports pandas or PyTerrier at import time.
 from mathir.evaluation.evaluated import check_judged
 from mathir.experiment.catalog import tasks_catalog, tasks_overview
 from mathir.experiment.pipelines import (
-    ENTRY_POINT_GROUP,
+    PIPELINE_ENTRY_POINTS,
     PIPELINES_VARIABLE,
     Pipeline,
     PipelineSource,
@@ -65,7 +65,7 @@ from mathir.experiment.running import (
     write_pipeline_run,
 )
 
-__all__ = ["ENTRY_POINT_GROUP", "PIPELINES_VARIABLE", "ExperimentResult", "Pipeline",
+__all__ = ["PIPELINE_ENTRY_POINTS", "PIPELINES_VARIABLE", "ExperimentResult", "Pipeline",
            "PipelineError", "PipelineSource", "accepts", "available_pipelines",
            "build_pipeline", "check_experiment", "check_judged", "check_workers",
            "collection_docnos", "locate_data", "own_pipelines", "select_pipelines",

@@ -1,7 +1,7 @@
 """The pipelines of an experiment: declared, resolved, built once.
 
 Pipelines come from four places, by name: the task's registry, packages that declare a
-``mathir.pipelines`` entry point (:data:`ENTRY_POINT_GROUP`), a Python file defining
+``mathir.pipelines`` entry point (:data:`PIPELINE_ENTRY_POINTS`), a Python file defining
 ``PIPELINES = {...}`` (:func:`load_pipelines_file`), and the caller, as a mapping from a
 name to a ``pt.Transformer``, a factory ``(index, **kwargs) -> pt.Transformer`` or a
 ``"module:factory"`` reference (:func:`resolve_pipelines`). Nothing heavy is imported
@@ -36,7 +36,7 @@ from mathir.tasks import Ref, Task, get_task
 #: entry point named ``TASK.NAME`` (e.g. ``arqmath-task1.mybm25``) whose value is
 #: ``"package.module:factory"`` adds pipeline NAME to TASK; the factory is called as
 #: ``factory(index, **kwargs)`` and returns a ``pt.Transformer``.
-ENTRY_POINT_GROUP = "mathir.pipelines"
+PIPELINE_ENTRY_POINTS = "mathir.pipelines"
 #: What :func:`load_pipelines_file` reads from a pipelines file.
 PIPELINES_VARIABLE = "PIPELINES"
 _FILE_MODULE_PREFIX = "mathir_pipelines_file_"
@@ -150,7 +150,7 @@ def import_reference(target: str, what: str = "pipeline") -> Any:
 
 
 def plugin_pipelines(task: str | None = None) -> dict[str, importlib.metadata.EntryPoint]:
-    """The entry points of :data:`ENTRY_POINT_GROUP` that add pipelines to ``task``, by
+    """The entry points of :data:`PIPELINE_ENTRY_POINTS` that add pipelines to ``task``, by
     pipeline name (nothing is imported); see :func:`plugin_pipelines_by_task`.
 
     >>> plugin_pipelines("arqmath-task1")
@@ -164,11 +164,11 @@ def plugin_pipelines_by_task() -> dict[str, dict[str, importlib.metadata.EntryPo
     not ``TASK.NAME``, or whose value is not ``module:attribute``, is skipped with a
     warning; of two entry points with one name, the first is kept."""
     out: dict[str, dict[str, importlib.metadata.EntryPoint]] = {}
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in importlib.metadata.entry_points(group=PIPELINE_ENTRY_POINTS):
         owner, sep, name = ep.name.partition(".")
         if not sep or not owner or not name or ":" not in ep.value:
             warnings.warn(f"entry point {ep.name} = {ep.value!r} ({_distribution(ep)}) of "
-                          f"group {ENTRY_POINT_GROUP!r} ignored: expected TASK.PIPELINE = "
+                          f"group {PIPELINE_ENTRY_POINTS!r} ignored: expected TASK.PIPELINE = "
                           "'module:factory'", stacklevel=2)
             continue
         out.setdefault(owner, {}).setdefault(name, ep)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mathir.errors import InputError
-from mathir.indexing.html_text import html_to_text
-from mathir.indexing.mse_posts import Post, iter_posts
-from mathir.indexing.thread_html import iter_thread_posts
+from mathir.readers.html_text import html_to_text
+from mathir.readers.mse_posts import Post, iter_posts
+from mathir.readers.thread_html import iter_thread_posts
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def answer_texts(collection, docnos: Iterable[str]) -> dict[str, str]:
     ``collection`` is an :class:`AnswerCollection` or a
     path; one streaming pass keeps only the wanted answers.
     """
-    from mathir.indexing.html_text import html_to_text
+    from mathir.readers.html_text import html_to_text
 
     if not isinstance(collection, AnswerCollection):
         collection = AnswerCollection.at(collection)

@@ -101,7 +101,7 @@ class AnswerIndex(pt.Artifact):
     """
 
     ARTIFACT_TYPE = "sparse_index"
-    ARTIFACT_FORMAT = "mathir.answers"
+    ARTIFACT_FORMAT = "mathir.answer_checking"
 
     def __init__(self, path: str | Path):
         super().__init__(path)

@@ -103,7 +103,7 @@ class DenseAnswerIndex(pt.Artifact):
     """
 
     ARTIFACT_TYPE = "dense_index"
-    ARTIFACT_FORMAT = "mathir.answers"
+    ARTIFACT_FORMAT = "mathir.answer_checking"
 
     def __init__(self, path: str | Path):
         super().__init__(path)

@@ -28,7 +28,6 @@ from tqdm.auto import tqdm
 
 from mathir.errors import InputError
 from mathir.indexing.formula_source import formula_latex, iter_formula_source
-from mathir.indexing.formula_tsv import FormulaRecord
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
 from mathir.indexing.id_arrays import (
     IdColumnWriter,
@@ -42,7 +41,8 @@ from mathir.indexing.pisa_bm25 import BM25_DEFAULTS, compile_bm25
 from mathir.indexing.pisa_impacts import write_impacts
 from mathir.indexing.pisa_postings import PostingsWriter, write_index
 from mathir.indexing.shard_jobs import run_shard_jobs
-from mathir.tabular import count_lines
+from mathir.readers.formula_tsv import FormulaRecord
+from mathir.readers.tabular import count_lines
 
 REPRESENTATIONS = ("tuples", "words")
 META_COLUMNS = ("formula_id", "post_id", "thread_id", "visual_id")

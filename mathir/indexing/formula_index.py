@@ -13,7 +13,7 @@ temporary directory, renamed into place, and reused when the manifest matches
 (:func:`mathir.storage.build_or_reuse`).
 
 Sources (:mod:`mathir.indexing.formula_source`): a formula index TSV
-(:mod:`mathir.indexing.formula_tsv`, any layout; the SLT files' Presentation MathML is
+(:mod:`mathir.readers.formula_tsv`, any layout; the SLT files' Presentation MathML is
 read as such, its ``alttext`` giving the words) or, when no TSV is given, the
 ``math-container`` formulas of a ``Posts.V1.3.xml`` file or thread HTML directory (no
 visual ids then).

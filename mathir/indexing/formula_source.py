@@ -1,6 +1,6 @@
 """The formula instances of a source: a formula index TSV or a posts collection.
 
-A formula TSV (:mod:`mathir.indexing.formula_tsv`, any layout; the SLT files' cells are
+A formula TSV (:mod:`mathir.readers.formula_tsv`, any layout; the SLT files' cells are
 Presentation MathML, their ``alttext`` the LaTeX: :func:`formula_latex`) or, when no TSV
 is given, the ``math-container`` formulas of a ``Posts.V1.3.xml`` file or thread HTML
 directory (no visual ids then).
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mathir.indexing.answer_collection import AnswerCollection
-from mathir.indexing.formula_tsv import FormulaRecord, iter_formula_index
-from mathir.indexing.html_text import extract_formulas
+from mathir.readers.formula_tsv import FormulaRecord, iter_formula_index
+from mathir.readers.html_text import extract_formulas
 
 _ALTTEXT = re.compile(r'alttext="([^"]*)"')
 

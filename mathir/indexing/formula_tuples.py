@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
-from mathir.indexing.latex_words import latex_to_words
 from mathir.indexing.slt import Node, SLTError, slt_from_latex, slt_from_mathml
+from mathir.readers.latex_words import latex_to_words
 
 EOB = "0!"
 

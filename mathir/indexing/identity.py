@@ -3,7 +3,7 @@ and the versions of the libraries it writes with.
 
 Every builder's ``wanted`` manifest (:func:`mathir.storage.build_or_reuse`) holds
 ``writer`` = :func:`writer_identity` of its module, so an index built by other mathir
-code (a one-word change in :mod:`mathir.indexing.latex_words`) or with another
+code (a one-word change in :mod:`mathir.readers.latex_words`) or with another
 pyterrier-pisa, lxml, scikit-learn, faiss ... is rebuilt instead of reused; run
 identity (:mod:`mathir.experiment.identity`) records the same two things for runs.
 
@@ -81,7 +81,7 @@ def module_sources(module: str) -> tuple[Path, ...]:
     imports, at any depth (imports inside functions too), with the ``__init__.py`` of
     each package on the way; sorted.
 
-    >>> [p.relative_to(PACKAGE_DIR).as_posix() for p in module_sources("mathir.indexing.latex_words")]
+    >>> [p.relative_to(PACKAGE_DIR).as_posix() for p in module_sources("mathir.readers.latex_words")]
     ['__init__.py', '_version.py', 'indexing/__init__.py', 'indexing/latex_words.py', 'lazy_exports.py']
     """
     seen: set[Path] = set()
@@ -106,7 +106,7 @@ def module_sources(module: str) -> tuple[Path, ...]:
 def code_digest(module: str) -> dict:
     """``{"sha256", "files"}`` of :func:`module_sources` (read once per process).
 
-    >>> d = code_digest("mathir.indexing.latex_words")
+    >>> d = code_digest("mathir.readers.latex_words")
     >>> len(d["sha256"]), d["files"]
     (64, 5)
     """
@@ -146,7 +146,7 @@ def writer_identity(module: str, packages: Sequence[str]) -> dict:
     (:func:`code_digest`) and the versions of the ``packages`` it writes with. A builder
     puts it in its manifest as ``writer``: another value rebuilds the index.
 
-    >>> w = writer_identity("mathir.indexing.latex_words", ["numpy"])
+    >>> w = writer_identity("mathir.readers.latex_words", ["numpy"])
     >>> sorted(w), sorted(w["versions"])
     (['code', 'versions'], ['numpy', 'python'])
     """

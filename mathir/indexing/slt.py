@@ -324,8 +324,8 @@ def read_slt_tsv(path) -> Iterator[tuple[str, Node | None]]:
     Works for the topic formula SLT files and the ``slt_representation`` index files
     (the MathML is the last, CSV-quoted column). A cell that does not parse gives None.
     """
-    from mathir.indexing.formula_tsv import unquote_field
-    from mathir.tabular import iter_lines
+    from mathir.readers.formula_tsv import unquote_field
+    from mathir.readers.tabular import iter_lines
 
     header = True
     for lineno, line in iter_lines(path):

@@ -8,7 +8,7 @@ document by ``docno``:
   :class:`~mathir.indexing.dense_index.DenseAnswerIndex`: ``title`` (the question's
   title) and ``text`` (the answer, formulas as ``$LaTeX$``), from the answer texts beside
   the index (built from its collection on first use);
-* :class:`~mathir.indexing.worldtree.FactIndex`: ``text`` and ``table``;
+* :class:`~mathir.indexing.fact_index.FactIndex`: ``text`` and ``table``;
 * :class:`~mathir.indexing.formula_index.FormulaIndex`: ``text`` (the formula's LaTeX,
   read from the source the index was built from: one pass over it per call) and the id
   columns ``post_id``, ``thread_id``, ``visual_id``.

@@ -10,9 +10,6 @@ as ``$LaTeX$``), without importing the indexing stage, which sits above the enco
 
 from __future__ import annotations
 
-import html
-import re
-
 import numpy as np
 
 from mathir.models import BI_ENCODER, CROSS_ENCODER
@@ -58,7 +55,8 @@ def sample_answers() -> tuple[list[str], list[str]]:
     >>> len(titled), len(bare), titled[0].endswith(bare[0])
     (250, 250, True)
     """
-    from mathir.safe_xml import iter_elements
+    from mathir.readers.html_text import html_to_text
+    from mathir.readers.safe_xml import iter_elements
     from mathir.samples import arqmath_sample
 
     titles: dict[str, str] = {}
@@ -67,47 +65,13 @@ def sample_answers() -> tuple[list[str], list[str]]:
     for row in iter_elements(arqmath_sample().posts, "row"):
         kind = row.get("PostTypeId", "")
         if kind == "1":
-            titles[row.get("Id")] = _html_to_text(row.get("Title") or "")
+            titles[row.get("Id")] = html_to_text(row.get("Title") or "")
         elif kind == "2":
-            text = _html_to_text(row.get("Body") or "")
+            text = html_to_text(row.get("Body") or "")
             title = titles.get(row.get("ParentId") or "", "")
             titled.append(f"{title} {text}" if title else text)
             bare.append(text)
     return titled, bare
-
-
-# The text path of mathir.indexing.html_text.html_to_text (formulas kept as $LaTeX$), which
-# the answer index reads the sample with.
-_MATH_SPAN = re.compile(
-    r"<span\b(?P<attrs>[^>]*\bclass=[\"']math-container[\"'][^>]*)>(?P<body>.*?)</span>",
-    re.S | re.I,
-)
-_TAG = re.compile(r"<[^>]*>")
-_BLOCK_TAG = re.compile(r"</?(?:p|div|li|ul|ol|br|hr|h\d|blockquote|pre|tr|td|table)\b[^>]*>", re.I)
-_PARKED = re.compile(r"\x00(\d+)\x00")
-_DELIMS = re.compile(r"^\s*(\${1,2})(.*?)\1\s*$", re.S)
-
-
-def _html_to_text(body_html: str) -> str:
-    """Plain text of an HTML fragment, formulas as ``$LATEX$``; whitespace collapses.
-
-    >>> _html_to_text('<p>Let <span class="math-container" id="7">$x &lt; 2$</span> hold.</p>')
-    'Let $x < 2$ hold.'
-    """
-    formulas: list[str] = []
-
-    def park(m: re.Match) -> str:
-        # Formulas are set aside so that tag stripping and unescaping leave them alone.
-        latex = html.unescape(_TAG.sub("", m.group("body")))
-        d = _DELIMS.match(latex)
-        formulas.append((d.group(2) if d else latex).strip())
-        return f"\x00{len(formulas) - 1}\x00"
-
-    text = _MATH_SPAN.sub(park, body_html)
-    text = html.unescape(_TAG.sub("", _BLOCK_TAG.sub(" ", text)))
-    if formulas:
-        text = _PARKED.sub(lambda m: f"${formulas[int(m.group(1))]}$", text)
-    return " ".join(text.split())
 
 
 __all__ = ["CALIBRATION_TEXTS", "calibration_texts", "sample_answers"]

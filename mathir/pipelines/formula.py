@@ -24,12 +24,12 @@ from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.formula_build import REPRESENTATIONS
 from mathir.indexing.formula_index import FormulaIndex
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens
-from mathir.indexing.html_text import strip_dollars
 from mathir.indexing.native_output import native_output_to
 from mathir.pipelines.dedup import VisualDedup
 from mathir.pipelines.fusion import LinearFusion, RRFusion
 from mathir.pipelines.lexical import bm25
 from mathir.pipelines.parameters import derived
+from mathir.readers.html_text import strip_dollars
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 

@@ -15,9 +15,9 @@ from tqdm.auto import tqdm
 
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
-from mathir.indexing.latex_words import math_to_words
 from mathir.indexing.native_output import native_output_to
 from mathir.pipelines.parameters import derived
+from mathir.readers.latex_words import math_to_words
 
 RESULT_COLUMNS = ["qid", "query", "docno", "score", "rank"]
 

@@ -3,7 +3,7 @@
 ``ProblemRetriever`` ranks training problems by TF-IDF cosine over their text with
 numbers masked (``12`` and ``twice`` both become ``NUM``); ``SolveFromTemplates``
 takes the templates of the top-k, aligns the problem's numbers to their slots and
-keeps the best derivation (:class:`mathir.answers.solver.TemplateSolver`). Output:
+keeps the best derivation (:class:`mathir.answer_checking.solver.TemplateSolver`). Output:
 one row per topic with ``docno`` (the training problem whose template was used),
 ``score``, and JSON columns ``template``, ``alignment``, ``equations``, ``solution``.
 
@@ -32,9 +32,9 @@ import pyterrier as pt
 from sklearn.feature_extraction.text import TfidfVectorizer
 from tqdm.auto import tqdm
 
-from mathir.answers.solver import TemplateSolver
+from mathir.answer_checking.solver import TemplateSolver
 from mathir.errors import InputError
-from mathir.indexing.word_problems import (
+from mathir.readers.word_problems import (
     WordProblem,
     iter_derivation_problems,
     read_split,

@@ -2,7 +2,7 @@
 (question, fact) pair, the input of the learned ranker
 (:mod:`mathir.pipelines.worldtree_lambdamart`).
 
-The lexical first stages of :mod:`mathir.pipelines.worldtree` see one question at a
+The lexical first stages of :mod:`mathir.pipelines.worldtree_lexical` see one question at a
 time; the explanations of the Train split say much more about which facts a question
 needs. :class:`FactFeatures` describes every (question, fact) pair by
 
@@ -45,9 +45,9 @@ import pyterrier as pt
 from scipy import sparse
 from tqdm.auto import tqdm
 
-from mathir.indexing.worldtree import FactIndex, find_lemma_file, read_lemmas
+from mathir.indexing.fact_index import FactIndex, find_lemma_file, read_lemmas
 from mathir.pipelines.parameters import Fixed, derived
-from mathir.pipelines.worldtree import RESULT_COLUMNS, LexicalModel
+from mathir.pipelines.worldtree_lexical import RESULT_COLUMNS, LexicalModel
 
 FEATURES = ("tfidf", "bm25", "tfidf_answer", "tfidf_question", "lemma", "lemma_answer",
             "tfidf_wrong", "answer_margin", "knn10", "knn50", "uses", "table_prior", "hop_lex",

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from mathir.indexing.worldtree import FactIndex
+from mathir.indexing.fact_index import FactIndex
 from mathir.pipelines.parameters import derived
 
 

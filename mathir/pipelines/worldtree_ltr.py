@@ -1,7 +1,7 @@
 """WorldTree learning to rank: the named pipelines (``ltr``, ``ltr-minilm``, ``ltr-dense``,
 ``ltr-crossencoder``, ``ltr-dense-crossencoder``) and the ranker they share.
 
-The lexical first stages of :mod:`mathir.pipelines.worldtree` see one question at a
+The lexical first stages of :mod:`mathir.pipelines.worldtree_lexical` see one question at a
 time; the explanations of the Train split say much more about which facts a question
 needs. :func:`trained_ranker` describes every (question, fact) pair by its features
 (:mod:`mathir.pipelines.worldtree_features`) and fits LambdaMART on Train
@@ -19,7 +19,7 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
-from mathir.indexing.worldtree import FactIndex
+from mathir.indexing.fact_index import FactIndex
 from mathir.pipelines.parameters import derived
 from mathir.pipelines.worldtree_features import (
     ExplanationStatistics,
@@ -99,7 +99,7 @@ def trained_ranker(index: FactIndex, train: str | Path | None = None,
 def ltr(index: FactIndex, train: str | Path | None = None, semantic: bool = False,
         verbose: bool = False) -> pt.Transformer:
     """LambdaMART over :class:`FactFeatures`, trained on Train, then the full ranking."""
-    from mathir.pipelines.worldtree import CompleteRanking, ExplanationQuery
+    from mathir.pipelines.worldtree_lexical import CompleteRanking, ExplanationQuery
 
     ff, booster = trained_ranker(index, train, semantic=semantic, verbose=verbose)
     return ExplanationQuery() >> ff >> LearnedRanker(booster) >> CompleteRanking(index)
@@ -144,7 +144,7 @@ def ltr_reranked(index: FactIndex, bi_encoder: str | Path | Sequence[str | Path]
     cross-encoders' scores averaged (:class:`MeanScore`).
     """
     from mathir.pipelines.neural import BiEncoderScorer, CrossEncoderScorer, load_bi_encoder
-    from mathir.pipelines.worldtree import CompleteRanking, ExplanationQuery
+    from mathir.pipelines.worldtree_lexical import CompleteRanking, ExplanationQuery
 
     if bi_encoder is None and cross_encoder is None:
         raise InputError("ltr_reranked needs a bi-encoder or a cross-encoder model")

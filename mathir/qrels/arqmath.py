@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.tabular import ReadNotes, iter_trec_fields, quote_field, read_whole
+from mathir.readers.tabular import ReadNotes, iter_trec_fields, quote_field, read_whole
 
 QRELS_COLUMNS = ["qid", "docno", "label", "iteration"]
 NOT_JUDGED_CODES = (5, 6)  # Task 3: system failure, do not know

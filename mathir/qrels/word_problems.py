@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.indexing.word_problems import iter_derivation_problems
-from mathir.tabular import iter_lines
+from mathir.readers.tabular import iter_lines
+from mathir.readers.word_problems import iter_derivation_problems
 from mathir.topics.word_problems import problems_file
 
 

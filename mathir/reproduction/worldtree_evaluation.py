@@ -39,7 +39,7 @@ class Progress:
 def _subset_questions(path: Path, n: int, dest: Path) -> Path:
     """The first ``n`` explained questions of a WorldTree question file, as a file of
     the same name in ``dest`` (written only when its content changes)."""
-    from mathir.tabular import iter_lines
+    from mathir.readers.tabular import iter_lines
     from mathir.topics.worldtree import read_questions
 
     keep = set(read_questions(path, explained_only=True)["qid"].head(n))

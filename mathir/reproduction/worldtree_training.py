@@ -21,7 +21,7 @@ subprocesses side by side (:mod:`mathir.reproduction.scheduling`): seed by seed,
 bi-encoder and the first cross-encoder stage, and the second stage as soon as the first
 is finished (a stopped command keeps whole seeds). On one machine the same
 seed gives the same weights, byte for byte (``weights_sha256`` in the manifest;
-tests/reproduction/test_worldtree.py). Another CPU or library version gives other rounding, hence
+tests/reproduction/test_worldtree_headline.py). Another CPU or library version gives other rounding, hence
 other weights: compare the seed means, not single runs, across machines.
 
 >>> [r.name for r in WORLDTREE_RECIPES]

@@ -5,7 +5,7 @@ as in every ARQMath year. In a
 frame, ``docno`` is the formula id (PyTerrier's document column) and ``formula_id``
 repeats it; ``post_id`` keeps the post that holds the formula instance.
 
-Reading follows the Task 1 rules (:mod:`mathir.runs.arqmath`): numbers are read as
+Reading follows the Task 1 rules (:mod:`mathir.runs.trec`): numbers are read as
 trec_eval reads them (a score that is not finite raises :class:`InputError` naming the
 line; a rank beyond 64 bits saturates, as C's ``atol``, with a warning); ``Q0`` (any
 case) in the formula id column is refused (a TREC line); a repeated (topic, formula)
@@ -23,7 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import (
+from mathir.readers.tabular import ReadNotes, iter_trec_fields, read_score, read_whole
+from mathir.runs.trec import (
     MAX_RESULTS,
     best_rows,
     check_scores_and_topics,
@@ -31,7 +32,6 @@ from mathir.runs.arqmath import (
     run_file,
     run_tag,
 )
-from mathir.tabular import ReadNotes, iter_trec_fields, read_score, read_whole
 
 TASK2_RUN_COLUMNS = ["qid", "docno", "formula_id", "post_id", "rank", "score", "name"]
 

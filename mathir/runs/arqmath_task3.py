@@ -29,9 +29,9 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import parse_number, run_tag
+from mathir.readers.tabular import iter_fields
+from mathir.runs.trec import parse_number, run_tag
 from mathir.storage import atomic_file
-from mathir.tabular import iter_fields
 
 MAX_ANSWER_CHARS = 1200
 TASK3_COLUMNS = ["qid", "rank", "score", "name", "sources", "answer"]

@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import is_formula_results
-from mathir.runs.arqmath import write_run as write_task1_run
 from mathir.runs.arqmath_task2 import write_task2_run
+from mathir.runs.trec import is_formula_results
+from mathir.runs.trec import write_run as write_task1_run
 
 
 def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
@@ -25,7 +25,7 @@ def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
     """Write results atomically in their task's run format (``.gz``: compressed).
 
     Answers: ARQMath-2/3 (``arqmath``) or TREC (``trec``), as
-    :func:`mathir.runs.arqmath.write_run`; formula results: the Task 2 format
+    :func:`mathir.runs.trec.write_run`; formula results: the Task 2 format
     (:func:`mathir.runs.arqmath_task2.write_task2_run`, ``arqmath`` only).
 
     >>> import tempfile, pathlib

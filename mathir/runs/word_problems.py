@@ -19,12 +19,12 @@ from typing import Any
 
 import pandas as pd
 
-from mathir.answers.derivations import template
-from mathir.answers.templates import TemplateError
+from mathir.answer_checking.derivations import template
+from mathir.answer_checking.templates import TemplateError
 from mathir.errors import InputError, require_file
-from mathir.json_input import loads
+from mathir.readers.json_input import loads
+from mathir.readers.tabular import DECIMAL_PATTERN, iter_lines, parse_decimal, quote_field
 from mathir.storage import atomic_file
-from mathir.tabular import DECIMAL_PATTERN, iter_lines, parse_decimal, quote_field
 
 COLUMNS = ["qid", "docno", "score", "solution", "template", "alignment", "equations", "run"]
 

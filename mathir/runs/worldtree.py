@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import run_tag
+from mathir.readers.tabular import iter_fields, parse_integer, quote_field
+from mathir.runs.trec import run_tag
 from mathir.storage import atomic_file
-from mathir.tabular import iter_fields, parse_integer, quote_field
 
 FORMATS = ("predict", "trec")
 RUN_COLUMNS = ["qid", "docno", "rank", "score", "name"]

@@ -9,7 +9,7 @@ default), its evaluation options (:class:`Option`: the flags of ``mathir evaluat
 its pipelines and, optionally, a sample. Each family's module (:mod:`mathir.tasks.arqmath`,
 :mod:`~mathir.tasks.worldtree`, :mod:`~mathir.tasks.word_problems`) declares its tasks and
 registers them, as ir_datasets' collection modules do; a package outside mathir adds
-one through the ``mathir.tasks`` entry point (:data:`ENTRY_POINT_GROUP`). Stages are
+one through the ``mathir.tasks`` entry point (:data:`TASK_ENTRY_POINTS`). Stages are
 named by ``"module:function"`` references (:class:`Ref`) that import on first use, so
 reading the registry (``mathir tasks``, ``mathir --help``) imports neither PyTerrier nor
 any pipeline.
@@ -42,7 +42,7 @@ from mathir.tasks.declarations import (
 )
 from mathir.tasks.task import Task
 
-__all__ = ["DATA_ENV", "ENTRY_POINT_GROUP", "FAMILIES", "TASKS", "Measure", "Need", "Option",
+__all__ = ["DATA_ENV", "TASK_ENTRY_POINTS", "FAMILIES", "TASKS", "Measure", "Need", "Option",
            "Published", "QrelsVariant", "Ref", "Split", "Stage", "Task", "TaskData", "choose",
            "data_folder", "data_root", "derive_task", "find_file", "get_task",
            "load_entry_points", "no_options", "register", "register_task"]
@@ -222,7 +222,7 @@ def no_options(options: Mapping[str, object]) -> None:
 #: The entry point group through which another package adds tasks: each entry's value is
 #: a :class:`Task` or a zero-argument callable returning one (or several), e.g. in its
 #: pyproject.toml ``[project.entry-points."mathir.tasks"] ntcir12 = "ntcir_mathir:TASK"``.
-ENTRY_POINT_GROUP = "mathir.tasks"
+TASK_ENTRY_POINTS = "mathir.tasks"
 
 
 def _register_entry_point(entry) -> None:
@@ -244,7 +244,7 @@ def load_entry_points() -> None:
     import warnings
     from importlib.metadata import entry_points
 
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
+    for entry in entry_points(group=TASK_ENTRY_POINTS):
         try:
             _register_entry_point(entry)
         except Exception as e:  # a plug-in's own error: say which, and go on

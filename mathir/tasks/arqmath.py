@@ -159,8 +159,8 @@ ARQMATH_TASK1 = register(Task(
     locate=_locate_task1,
     read_topics="mathir.topics.arqmath:read_task1_topics",
     read_qrels="mathir.qrels.arqmath:read_qrels",
-    read_run="mathir.runs.arqmath:read_run",
-    write_run="mathir.runs.arqmath:write_run",
+    read_run="mathir.runs.trec:read_run",
+    write_run="mathir.runs.trec:write_run",
     build_index=_build_answer_index,
     years=ARQMATH_YEARS,
     run_formats=("arqmath", "trec"),
@@ -355,8 +355,8 @@ def _task3_scores(runs: Mapping, qrels, *, assignments: str | Path | None = None
     )
     from mathir.indexing.answer_collection import answer_texts
     from mathir.qrels.arqmath import read_qrels
-    from mathir.runs.arqmath import read_run
     from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+    from mathir.runs.trec import read_run
 
     a = read_assignments(assignments) if assignments else None
     pool = _read_run_dir(task3_pool, read_task3_run) if task3_pool else None

@@ -43,7 +43,7 @@ def _tablestores(root: Path) -> list[Path]:
 
 
 def _locate(root: Path | None, split: str | None, collection: Path | None) -> TaskData:
-    from mathir.indexing.worldtree import find_lemma_file
+    from mathir.indexing.fact_index import find_lemma_file
 
     name = (split or "Dev").capitalize()  # train, Train and TRAIN name the same split
     if name not in WORLDTREE_SPLITS:
@@ -86,16 +86,16 @@ def read_scored_questions(path: Path):
 
 
 def _build_index(data: TaskData, index_dir: Path, quiet: bool = False):
-    from mathir.indexing.worldtree import FactIndex
+    from mathir.indexing.fact_index import FactIndex
 
     return FactIndex.build(data.collection, index_dir, quiet=quiet)
 
 
 def _gold(qrels, tablestore: str | Path | None, lemmas: str | Path | None):
     """Qrels with the ``overlap`` flag; the tablestore is found next to the questions."""
-    from mathir.evaluation.worldtree import lexical_overlap
-    from mathir.indexing.worldtree import find_lemma_file, read_lemmas, read_tablestore
-    from mathir.indexing.worldtree import tables_dir as worldtree_tables_dir
+    from mathir.evaluation.explanation_scorer import lexical_overlap
+    from mathir.indexing.fact_index import find_lemma_file, read_lemmas, read_tablestore
+    from mathir.indexing.fact_index import tables_dir as worldtree_tables_dir
     from mathir.qrels.worldtree import missing_gold
 
     if tablestore is None and qrels.attrs.get("source"):
@@ -122,7 +122,7 @@ def _per_topic(runs: Mapping, qrels, tablestore: str | Path | None = None,
                lemmas: str | Path | None = None, **options) -> dict:
     """The one evaluator: per gold question, every measure (the table is their mean over
     the gold questions a run answers, the official MAP rule; the tablestore is read once)."""
-    from mathir.evaluation.worldtree import per_question
+    from mathir.evaluation.explanation_scorer import per_question
 
     no_options(options)
     gold = _gold(qrels, tablestore, lemmas)
@@ -134,7 +134,7 @@ def _report(runs: Mapping, qrels, out: Path, tablestore: str | Path | None = Non
     """MAP by gold explanation length: a TSV table and a PNG histogram in ``out``."""
     import pandas as pd
 
-    from mathir.evaluation.worldtree import map_by_length, per_question, plot_map_by_length
+    from mathir.evaluation.explanation_scorer import map_by_length, per_question, plot_map_by_length
 
     gold = _gold(qrels, tablestore, lemmas)
     per_run = {name: per_question(run, gold) for name, run in runs.items()}
@@ -160,7 +160,7 @@ WORLDTREE_OPTIONS = (
     Option("lemmas", "WorldTree: the lemma list (default: found beside the tablestore)"),
 )
 
-_LEXICAL = "mathir.pipelines.worldtree"
+_LEXICAL = "mathir.pipelines.worldtree_lexical"
 _LTR = "mathir.pipelines.worldtree_ltr"
 
 WORLDTREE = register(Task(
@@ -189,7 +189,7 @@ WORLDTREE = register(Task(
     per_topic=_per_topic,
     order="rank",
     explorer="mathir.evaluation.explorer_worldtree:worldtree",
-    open_index="mathir.indexing.worldtree:FactIndex",
+    open_index="mathir.indexing.fact_index:FactIndex",
     published=Published("the WorldTree tablestore and questions (TextGraphs-2019 shared task "
                         "data)", "http://cognitiveai.org/explanationbank/"),
     dataset_class="mathir.datasets:WorldtreeDataset",

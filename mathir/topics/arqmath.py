@@ -16,11 +16,11 @@ import pandas as pd
 from lxml import etree
 
 from mathir.errors import InputError
-from mathir.indexing.formula_tsv import unquote_field
-from mathir.indexing.html_text import html_to_text
-from mathir.indexing.mse_posts import parse_tags
-from mathir.safe_xml import iter_elements
-from mathir.tabular import iter_lines
+from mathir.readers.formula_tsv import unquote_field
+from mathir.readers.html_text import html_to_text
+from mathir.readers.mse_posts import parse_tags
+from mathir.readers.safe_xml import iter_elements
+from mathir.readers.tabular import iter_lines
 
 TASK1_COLUMNS = ["qid", "query", "title", "question", "tags"]
 TASK2_COLUMNS = ["qid", "query", "formula_id", "latex", "title", "question", "tags"]

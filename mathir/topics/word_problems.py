@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.indexing.word_problems import iter_derivation_problems, read_split
+from mathir.readers.word_problems import iter_derivation_problems, read_split
 
 
 def problems_file(split_file: str | Path) -> Path:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.errors import InputError
-from mathir.tabular import iter_lines
+from mathir.readers.tabular import iter_lines
 
 REQUIRED = ("questionID", "AnswerKey", "Question")
 QUERY_FIELDS = ("question", "answer", "choices")

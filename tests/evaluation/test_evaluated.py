@@ -211,7 +211,7 @@ def test_the_task2_explorer_counts_the_instance_the_evaluation_counted():
     instances of a visual id are listed with it, not counted again."""
     task = get_task("arqmath-task2")
     data = task.data()
-    from mathir.indexing.formula_tsv import iter_formula_index
+    from mathir.readers.formula_tsv import iter_formula_index
 
     by_vid: dict = {}
     for rec in iter_formula_index(data.extras["formula_index"]):

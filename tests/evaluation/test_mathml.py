@@ -105,7 +105,7 @@ def test_huge_formulas_are_shown_shortened_as_source():
 
 def test_entities_are_unescaped_exactly_once():
     """The readers unescape the HTML of a post; the explorer shows the LaTeX as it is."""
-    from mathir.indexing.html_text import html_to_text
+    from mathir.readers.html_text import html_to_text
 
     post = '<p>a <span class="math-container">$\\text{&amp;lt;b&amp;gt;} &lt; 1$</span></p>'
     text = html_to_text(post)

@@ -4,7 +4,7 @@ import pytest
 from mathir.evaluation.prime import ARQMATH_MEASURES, compare, evaluate, per_query
 from mathir.evaluation.tables import format_table
 from mathir.qrels.arqmath import read_qrels
-from mathir.runs.arqmath import read_run
+from mathir.runs.trec import read_run
 from tests.conftest import real_path
 
 QRELS = pd.DataFrame({"qid": ["A.1", "A.1", "A.1", "A.2", "A.3"],

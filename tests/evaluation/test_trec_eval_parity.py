@@ -42,7 +42,7 @@ from mathir.errors import InputError
 from mathir.evaluation.prime import per_query
 from mathir.experiment import evaluate_runs
 from mathir.qrels.arqmath import read_qrels
-from mathir.runs.arqmath import read_run
+from mathir.runs.trec import read_run
 from tests.conftest import REAL_DATA, real_path
 
 TOOLS = REAL_DATA.parent / "tools"

@@ -13,7 +13,7 @@ import pytest
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex, usable_cpus
 from mathir.pipelines.lexical import PisaBM25, bm25, tfidf
-from mathir.runs.arqmath import write_run
+from mathir.runs.trec import write_run
 
 
 def assert_same_pisa_files(index_dir, expected_dir) -> None:

@@ -24,19 +24,19 @@ import pyterrier as pt
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing import answer_index, dense_index, formula_build, text_store, worldtree
+from mathir.indexing import answer_index, dense_index, fact_index, formula_build, text_store
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
+from mathir.indexing.fact_index import FactIndex
 from mathir.indexing.formula_index import FormulaIndex
-from mathir.indexing.worldtree import FactIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 # What pyproject.toml declares under [project.entry-points."pyterrier.artifact"].
 ENTRY_POINTS = {
-    "sparse_index.mathir.answers": "mathir.indexing.answer_index:AnswerIndex",
+    "sparse_index.mathir.answer_checking": "mathir.indexing.answer_index:AnswerIndex",
     "sparse_index.mathir.formulas": "mathir.indexing.formula_index:FormulaIndex",
-    "sparse_index.mathir.facts": "mathir.indexing.worldtree:FactIndex",
-    "dense_index.mathir.answers": "mathir.indexing.dense_index:DenseAnswerIndex",
+    "sparse_index.mathir.facts": "mathir.indexing.fact_index:FactIndex",
+    "dense_index.mathir.answer_checking": "mathir.indexing.dense_index:DenseAnswerIndex",
 }
 
 
@@ -82,7 +82,7 @@ def _dense(path):
 KINDS = {
     "answers": Kind(AnswerIndex, _answers, answer_index.TfidfIndex, "build_from_pisa"),
     "formulas": Kind(FormulaIndex, _formulas, formula_build, "SeenIds"),
-    "facts": Kind(FactIndex, _facts, worldtree, "read_tablestore"),
+    "facts": Kind(FactIndex, _facts, fact_index, "read_tablestore"),
     "texts": Kind(AnswerTexts, _texts, text_store, "iter_answer_texts"),
     "dense": Kind(DenseAnswerIndex, _dense, dense_index.PassageSettings, "transformer", True),
 }
@@ -309,7 +309,7 @@ def test_read_only_index_without_pt_meta_is_reused_as_it_is(tmp_path):
         os.chmod(d, 0o555)
     try:
         code = ("from mathir.samples import worldtree_sample; "
-                "from mathir.indexing.worldtree import FactIndex; "
+                "from mathir.indexing.fact_index import FactIndex; "
                 f"print(FactIndex.build(worldtree_sample().tables, {str(index.path)!r}).num_docs)")
         proc = subprocess.run([*prefix, sys.executable, "-c", code], capture_output=True,
                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)

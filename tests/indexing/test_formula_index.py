@@ -10,7 +10,7 @@ import pytest
 from mathir.errors import InputError
 from mathir.indexing.formula_index import FormulaIndex
 from mathir.indexing.formula_source import iter_formula_source
-from mathir.indexing.formula_tsv import read_formula_index
+from mathir.readers.formula_tsv import read_formula_index
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def impact_indexes(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def queries(sample):
-    from mathir.indexing.formula_tsv import iter_formula_index
+    from mathir.readers.formula_tsv import iter_formula_index
     from mathir.topics.arqmath import read_task2_topics
 
     topics = read_task2_topics(sample.task2_topics)

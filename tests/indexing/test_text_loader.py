@@ -14,9 +14,9 @@ import pytest
 
 from mathir.errors import InputError
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex
+from mathir.indexing.fact_index import FactIndex
 from mathir.indexing.formula_index import FormulaIndex
 from mathir.indexing.text_loader import TextLoader
-from mathir.indexing.worldtree import FactIndex
 from mathir.samples import worldtree_sample
 
 

@@ -3,8 +3,6 @@ enough, and read from the embedded sample as the answer index reads it."""
 
 from __future__ import annotations
 
-import pytest
-
 
 def test_calibration_texts_are_fixed_and_reach_long_lengths():
     from mathir.neural.backends import CROSS_ENCODER
@@ -29,18 +27,3 @@ def test_the_sample_answers_are_the_answer_index_texts():
     titled, bare = sample_answers()
     assert titled == [a["text"] for a in answers.iter_answers(with_title=True)]
     assert bare == [a["text"] for a in answers.iter_answers(with_title=False)]
-
-
-@pytest.mark.parametrize("fragment", [
-    '<p>Let <span class="math-container" id="7">$x &lt; 2$</span> hold.</p>',
-    "<p>a &amp; b<br/>c</p><ul><li>one</li><li>two</li></ul>",
-    '<span class="math-container">$$\\sum_k a_k$$</span><span CLASS=\'math-container\'>'
-    "<b>$y$</b></span> \x00 0 \x00",
-    '<div>  <span class="math-container" id="1"> $ x $ </span>&#xA;&lt;tag&gt;</div>',
-    "",
-])
-def test_the_sample_reader_is_the_html_text_reader(fragment):
-    from mathir.indexing.html_text import html_to_text
-    from mathir.neural.calibration import _html_to_text
-
-    assert _html_to_text(fragment) == html_to_text(fragment)

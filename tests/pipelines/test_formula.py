@@ -41,7 +41,7 @@ def test_task2_pipelines_return_distinct_visual_ids(findex, sample, make):
 def test_tuples_find_the_exact_formula_first(findex, sample):
     # Each sample topic's query formula occurs verbatim in the collection.
     topics = read_task2_topics(sample.task2_topics)
-    from mathir.indexing.formula_tsv import read_formula_index
+    from mathir.readers.formula_tsv import read_formula_index
     table = read_formula_index(sample.formulas)
     res = formula_tuples(findex, num_results=5).transform(topics)
     top = res[res["rank"] == 0].set_index("qid")

@@ -106,7 +106,7 @@ def test_formula_aware_answers_per_formula(sample_index, sample):
 
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory):
-    from mathir.indexing.worldtree import FactIndex
+    from mathir.indexing.fact_index import FactIndex
     from mathir.samples import worldtree_sample
 
     return FactIndex.build(worldtree_sample().tables, tmp_path_factory.mktemp("wt") / "f")
@@ -133,7 +133,7 @@ def test_worldtree_rankers_k1_b_and_model(facts, cls):
 
 
 def test_worldtree_ranker_rejects_an_unknown_model_set_later(facts):
-    from mathir.pipelines.worldtree import FactRanker
+    from mathir.pipelines.worldtree_lexical import FactRanker
 
     ranker = FactRanker(facts)
     ranker.set_parameter("model", "dph")
@@ -142,7 +142,7 @@ def test_worldtree_ranker_rejects_an_unknown_model_set_later(facts):
 
 
 def test_an_index_fixed_at_construction_cannot_be_swapped(facts):
-    from mathir.pipelines.worldtree import PythonBaseline
+    from mathir.pipelines.worldtree_lexical import PythonBaseline
 
     stage = PythonBaseline(facts)  # its vectorizer is fitted on the index's facts
     with pytest.raises(AttributeError, match="build a new PythonBaseline"):

@@ -4,9 +4,8 @@ import pyterrier as pt
 import pytest
 
 from mathir.errors import InputError
-from mathir.evaluation.worldtree import evaluate
-from mathir.indexing.worldtree import FactIndex
-from mathir.pipelines.worldtree import ExplanationQuery, FactRanker
+from mathir.evaluation.explanation_scorer import evaluate
+from mathir.indexing.fact_index import FactIndex
 from mathir.pipelines.worldtree_features import (
     FEATURES,
     SEMANTIC_FEATURES,
@@ -18,6 +17,7 @@ from mathir.pipelines.worldtree_features import (
 )
 from mathir.pipelines.worldtree_fusion import DenseCandidates, ScoreFusion
 from mathir.pipelines.worldtree_lambdamart import LearnedRanker, RankerSettings, train_ranker
+from mathir.pipelines.worldtree_lexical import ExplanationQuery, FactRanker
 from mathir.pipelines.worldtree_ltr import ltr, ltr_crossencoder, ltr_dense
 from mathir.qrels.worldtree import qrels_from_topics, read_qrels
 from mathir.samples import worldtree_sample

@@ -1,7 +1,7 @@
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing.worldtree import read_tablestore
+from mathir.indexing.fact_index import read_tablestore
 from mathir.qrels.worldtree import missing_gold, parse_explanation, read_qrels
 from mathir.samples import worldtree_sample
 from tests.conftest import real_path

@@ -19,24 +19,24 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mathir.answers.checking import read_answer_records
+from mathir.answer_checking.checking import read_answer_records
 from mathir.cli import main
-from mathir.indexing.formula_tsv import read_formula_index
-from mathir.indexing.mse_posts import iter_posts
+from mathir.indexing.fact_index import iter_table_facts, read_lemmas, read_tablestore
 from mathir.indexing.slt import read_slt_tsv
-from mathir.indexing.thread_html import read_thread_file
-from mathir.indexing.word_problems import iter_derivation_problems, read_split
-from mathir.indexing.worldtree import iter_table_facts, read_lemmas, read_tablestore
 from mathir.qrels.arqmath import read_qrels, read_task3_qrels
 from mathir.qrels.word_problems import read_gold
 from mathir.qrels.worldtree import read_qrels as read_worldtree_qrels
-from mathir.runs.arqmath import read_run
+from mathir.readers.formula_tsv import read_formula_index
+from mathir.readers.mse_posts import iter_posts
+from mathir.readers.tabular import iter_lines
+from mathir.readers.thread_html import read_thread_file
+from mathir.readers.word_problems import iter_derivation_problems, read_split
 from mathir.runs.arqmath_task2 import read_task2_run
 from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
+from mathir.runs.trec import read_run
 from mathir.runs.word_problems import read_run as read_word_problem_run
 from mathir.runs.worldtree import read_run as read_worldtree_run
 from mathir.samples import arqmath_sample, word_problems_sample, worldtree_sample
-from mathir.tabular import iter_lines
 from mathir.topics.arqmath import (
     read_task1_topics,
     read_task2_topics,

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mathir.errors import InputError
-from mathir.indexing.formula_tsv import iter_formula_index
-from mathir.indexing.html_text import extract_formulas, html_to_text
-from mathir.indexing.latex_words import latex_to_words, math_to_words
-from mathir.indexing.mse_posts import iter_posts
 from mathir.qrels.arqmath import read_qrels
-from mathir.runs.arqmath import read_run, write_run
+from mathir.readers.formula_tsv import iter_formula_index
+from mathir.readers.html_text import extract_formulas, html_to_text
+from mathir.readers.latex_words import latex_to_words, math_to_words
+from mathir.readers.mse_posts import iter_posts
+from mathir.runs.trec import read_run, write_run
 from mathir.topics.arqmath import read_task1_topics, read_task2_topics, read_topic_formulas
 
 ids = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",

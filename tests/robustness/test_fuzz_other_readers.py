@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mathir.answers.checking import check_answer, read_answer_records
+from mathir.answer_checking.checking import check_answer, read_answer_records
 from mathir.errors import InputError
+from mathir.indexing.fact_index import iter_table_facts, read_lemmas
 from mathir.indexing.formula_tuples import FormulaTokenizer, latex_word_tokens, tuple_tokens
 from mathir.indexing.slt import SLTError, slt_from_latex, slt_from_mathml
-from mathir.indexing.word_problems import iter_derivation_problems, iter_dolphin1878, read_split
-from mathir.indexing.worldtree import iter_table_facts, read_lemmas
 from mathir.qrels.worldtree import read_qrels as read_worldtree_qrels
+from mathir.readers.word_problems import iter_derivation_problems, iter_dolphin1878, read_split
 from mathir.runs.arqmath_task2 import read_task2_run, write_task2_run
 from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
 from mathir.runs.word_problems import read_run as read_word_problem_run

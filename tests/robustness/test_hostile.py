@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from mathir.errors import InputError
-from mathir.indexing.formula_tsv import read_formula_index
-from mathir.indexing.mse_posts import iter_posts
 from mathir.qrels.arqmath import read_qrels
-from mathir.runs.arqmath import read_run
+from mathir.readers.formula_tsv import read_formula_index
+from mathir.readers.mse_posts import iter_posts
+from mathir.runs.trec import read_run
 from mathir.topics.arqmath import read_task1_topics
 
 # Run in a child process: ru_maxrss is a process's peak, and the peak of a pytest process
@@ -19,7 +19,7 @@ from mathir.topics.arqmath import read_task1_topics
 PEAK_OF_A_READ = """
 import resource, sys
 from mathir.errors import InputError
-from mathir.runs.arqmath import read_run
+from mathir.runs.trec import read_run
 
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
@@ -44,7 +44,7 @@ def test_100mb_single_line_run_file(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     message, grown = proc.stdout.splitlines()
     assert message == (f"{p}:1: line longer than 4,194,304 bytes (the limit; set "
-                       "MATHIR_MAX_LINE_BYTES or mathir.tabular.MAX_LINE_BYTES to read longer "
+                       "MATHIR_MAX_LINE_BYTES or mathir.readers.tabular.MAX_LINE_BYTES to read longer "
                        "lines)")  # the line is not quoted
     # Lines are read with a cap: the reader stops after 4 MiB of line 1 (it used to hold
     # the whole 100 MB line three times over: its bytes, its text, its fields).
@@ -123,7 +123,7 @@ def test_external_dtd_is_not_fetched(tmp_path):
 
 
 def test_non_utf8_json_dataset_names_line_and_byte(tmp_path):
-    from mathir.indexing.word_problems import iter_derivation_problems
+    from mathir.readers.word_problems import iter_derivation_problems
 
     p = tmp_path / "draw.json"
     p.write_bytes('[\n {"sQuestion": "caf\xe9"}\n]'.encode("latin-1"))
@@ -132,7 +132,7 @@ def test_non_utf8_json_dataset_names_line_and_byte(tmp_path):
 
 
 def _non_utf8_cases():
-    from mathir.indexing.word_problems import read_split
+    from mathir.readers.word_problems import read_split
     from mathir.runs.arqmath_task2 import read_task2_run
     from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
     from mathir.runs.word_problems import COLUMNS

@@ -69,10 +69,10 @@ HOSTILE = {
     "50 MB response": ("r = check_answer('1' * 50_000_000, '1')", "(r.correct, r.skipped)",
                        [False, "response longer than 1,000,000 characters"]),
 }
-IMPORTS = ("import json; from mathir.answers.checking import check_answer; "
-           "from mathir.answers.extraction import extract_answer; "
-           "from mathir.answers.latex import normalize_latex; "
-           "from mathir.answers.dolphin import dolphin_check; ")
+IMPORTS = ("import json; from mathir.answer_checking.checking import check_answer; "
+           "from mathir.answer_checking.extraction import extract_answer; "
+           "from mathir.answer_checking.latex import normalize_latex; "
+           "from mathir.answer_checking.dolphin import dolphin_check; ")
 
 
 def _python(code: str, what: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mathir.indexing.answer_index import AnswerIndex
-from mathir.runs.arqmath import read_run
+from mathir.runs.trec import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -114,7 +114,7 @@ def _experiment_stuck_in_run_write(out: Path) -> subprocess.Popen:
     written: it prints "writing" then sleeps inside the temporary file."""
     script = textwrap.dedent(f"""
         import contextlib, sys, time
-        import mathir.runs.arqmath as runs
+        import mathir.runs.trec as runs
         from mathir.cli import main
         atomic_file = runs.atomic_file
 

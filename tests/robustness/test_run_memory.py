@@ -26,7 +26,7 @@ import json, resource, sys, warnings
 warnings.simplefilter("ignore")
 kind, small, big = sys.argv[1:]
 if kind == "task1":
-    from mathir.runs.arqmath import read_run as read
+    from mathir.runs.trec import read_run as read
 elif kind == "task2":
     from mathir.runs.arqmath_task2 import read_task2_run as read
 else:

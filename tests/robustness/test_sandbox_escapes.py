@@ -31,19 +31,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mathir.answers.checking import CHECKS, check_answer
-from mathir.answers.derivations import reconcile_templates
-from mathir.answers.dolphin import dolphin_check
-from mathir.answers.latex import SymbolicChecker, default_checker, latex_check, symbolic_equal
-from mathir.answers.safe_math import ExpressionError, parse_equation, parse_expression
-from mathir.answers.solver import TemplateSolver
-from mathir.answers.sympy_worker import compare, parse
-from mathir.answers.templates import Template, TemplateError
+from mathir.answer_checking.checking import CHECKS, check_answer
+from mathir.answer_checking.derivations import reconcile_templates
+from mathir.answer_checking.dolphin import dolphin_check
+from mathir.answer_checking.latex import (
+    SymbolicChecker,
+    default_checker,
+    latex_check,
+    symbolic_equal,
+)
+from mathir.answer_checking.safe_math import ExpressionError, parse_equation, parse_expression
+from mathir.answer_checking.solver import TemplateSolver
+from mathir.answer_checking.sympy_worker import compare, parse
+from mathir.answer_checking.templates import Template, TemplateError
 from mathir.errors import InputError
 from mathir.evaluation.word_problems import compare as word_problems_compare
 from mathir.experiment import evaluate_runs
-from mathir.indexing.word_problems import iter_derivation_problems
 from mathir.qrels.word_problems import read_gold
+from mathir.readers.word_problems import iter_derivation_problems
 from mathir.runs.word_problems import write_run
 from mathir.samples import word_problems_sample
 
@@ -191,7 +196,7 @@ def _recorder(calls: list, name: str, real=None):
 
 
 def _is_sympy_worker(argv) -> bool:
-    from mathir.answers import latex
+    from mathir.answer_checking import latex
 
     return (isinstance(argv, list) and len(argv) == 6
             and argv[:5] == [sys.executable, "-u", "-c", latex._WORKER_CODE, str(latex._WORKER)]

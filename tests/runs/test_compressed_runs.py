@@ -5,9 +5,9 @@ import gzip
 import pytest
 
 from mathir.errors import InputError
-from mathir.runs.arqmath import read_run, write_run
+from mathir.readers.tabular import iter_lines
+from mathir.runs.trec import read_run, write_run
 from mathir.runs.worldtree import read_run as read_worldtree_run
-from mathir.tabular import iter_lines
 
 
 def test_pt_experiment_save_dir_runs_read_and_score_the_same(tmp_path):

@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from mathir.cli import main
-from mathir.evaluation.worldtree import MEASURES
+from mathir.evaluation.explanation_scorer import MEASURES
 from mathir.experiment import run_experiment
 from mathir.samples import worldtree_sample
 from mathir.tasks import get_task
