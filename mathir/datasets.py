@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -204,7 +204,21 @@ class MathirDataset(pt.datasets.Dataset):
         return data
 
     def _needs(self) -> list[Need]:
-        return [n for n in self._spec.needs if not (n.collection and self._collection)]
+        """What it needs: every file but the optional ones (a candidate of the topics,
+        such as WorldTree's masked questions, is named too)."""
+        return [n for n in self._spec.needs if not (n.collection and self._collection)
+                and (not n.optional or {"topics", "collection"} & set(n.roles))]
+
+    def _missing_needs(self, root: Path) -> list[Need]:
+        """The needs not found under ``root``: the required ones, and every candidate of
+        the topics or the collection when none of them is there."""
+        needs = [n for n in self._spec.needs if not (n.collection and self._collection)]
+        missing = {n for n in needs if not n.optional and not n.found(root)}
+        for role in ("topics", "collection"):
+            candidates = [n for n in needs if role in n.roles]
+            if not any(n.found(root) for n in candidates):
+                missing.update(candidates)
+        return [n for n in needs if n in missing]
 
     @staticmethod
     def _describe(needs: Iterable[Need]) -> str:
@@ -223,7 +237,7 @@ class MathirDataset(pt.datasets.Dataset):
 
     def _missing(self, detail: str) -> InputError:
         assert self._root is not None
-        missing = [n for n in self._needs() if not n.found(self._root)]
+        missing = self._missing_needs(self._root)
         what = (f"missing {self._describe(missing)}" if missing
                 else f"incomplete data ({detail})")
         return InputError(f"mathir:{self.name}: {what}. " + self._where(), path=self._root)
@@ -245,7 +259,37 @@ class MathirDataset(pt.datasets.Dataset):
         """The judgments, read by the task's own reader (``qid``, ``docno``, ``label``...;
         word problems: ``qid``, ``problem`` — the gold problem). ``variant``: a published
         variant the task declares (``mathir tasks`` lists them, e.g. ``"all"`` for ARQMath
-        Task 1 2021) or ``"official"`` (the file the task evaluates with by default)."""
+        Task 1 2021) or ``"official"`` (the whole file the task evaluates with).
+
+        Where the task judges only what the collection holds (ARQMath Task 1), these are
+        the judgments of the documents this collection holds: what ``mathir experiment``
+        evaluates with, so that ``pt.Experiment`` gives its figures (a perfect ranking of
+        a judged pool scores 1.0); a warning says when the collection holds only part of
+        the judged documents. Knowing which takes the index (built, or reused, by
+        :meth:`get_index`).
+
+        >>> ds = dataset("arqmath/task1/sample")
+        >>> len(ds.get_qrels()) == len(ds.get_qrels("official"))
+        True
+        """
+        qrels = self._judgments(variant)
+        if variant == "official" or not self.task().qrels_in_collection:
+            return qrels
+        from mathir.evaluation.evaluated import qrels_in_collection
+
+        held = qrels_in_collection(qrels, self.get_index().docnos())
+        if held.empty:
+            raise InputError(f"mathir:{self.name}: no judged document is in the collection",
+                             path=self.files().collection)
+        if len(held) < len(qrels):
+            warnings.warn(f"mathir:{self.name}: the collection holds {len(held):,} of the "
+                          f"{len(qrels):,} judged documents; get_qrels() judges those, as "
+                          "mathir experiment does (get_qrels('official') is the whole file)",
+                          stacklevel=2)
+        return held
+
+    def _judgments(self, variant: str | None = None) -> pd.DataFrame:
+        """Every judgment of the qrels file (``variant``), as the task reads it."""
         return self.task().qrels(self._files_with(variant))
 
     def _files_with(self, variant: str | None) -> TaskData:
@@ -335,7 +379,7 @@ class MathirDataset(pt.datasets.Dataset):
                 runs[name] = task.read_run(path, topics=set(topics))
         docnos = self.get_index().docnos() if task.qrels_in_collection else None
         # every judgment of the file: the evaluation applies the judged-set rule
-        return evaluate(task, runs, MathirDataset.get_qrels(self), docnos=docnos,
+        return evaluate(task, runs, self._judgments(), docnos=docnos,
                         where=Path(self.files().collection).name,
                         **{**self.get_extras(), **self.files().options, **options})
 
@@ -343,6 +387,41 @@ class MathirDataset(pt.datasets.Dataset):
         """The task's extra files by option name (e.g. ``formula_index``, ``assignments``,
         ``tablestore``, ``lemmas``, ``train``), as its evaluation takes them."""
         return dict(self.files().extras)
+
+    def get_corpus_iter(self, *, verbose: bool = True, **options: Any) -> Iterator[dict]:
+        """The task's corpus (:attr:`mathir.tasks.Task.corpus`) as dicts with ``docno``:
+        ARQMath Tasks 1 and 3 the answers (``with_title=``, ``math_words=``), Task 2 the
+        formula instances, WorldTree the tablestore's facts, word problems the training
+        problems a solver learns from.
+
+        >>> sum(1 for _ in dataset("arqmath/task1/sample").get_corpus_iter(verbose=False))
+        250
+        >>> sum(1 for _ in dataset("word-problems/sample").get_corpus_iter(verbose=False))
+        9
+        """
+        task = self.task()
+        if task.corpus is None:
+            raise NotImplementedError(f"{task.name} declares no corpus")
+        docs = task.corpus(self.files(), **options)
+        return self._progress(docs, verbose, total=len(docs) if isinstance(docs, Sized) else None)
+
+    def __getattr__(self, name: str) -> Any:
+        # The task's own methods (Task.dataset_methods), e.g. get_tablestore
+        if name.startswith("_"):
+            raise AttributeError(name)
+        method = self.task().dataset_methods.get(name)
+        if method is None:
+            raise AttributeError(f"mathir:{self.name} has no attribute {name!r}")
+        resolved = method.resolve() if hasattr(method, "resolve") else method
+
+        def call():
+            return resolved(self.files())
+
+        call.__name__, call.__doc__ = name, resolved.__doc__
+        return call
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self.task().dataset_methods})
 
     def _describe_component(self, component: str) -> bool | None:
         return True if component in ("topics", "qrels", "corpus") else None
@@ -353,188 +432,15 @@ class MathirDataset(pt.datasets.Dataset):
                             disable=not verbose))
 
 
-class AnswerDataset(MathirDataset):
-    """ARQMath Task 1: answer retrieval; the corpus is the answer posts."""
-
-    def get_corpus_iter(self, *, verbose: bool = True, with_title: bool = True,
-                        math_words: bool = False) -> Iterator[dict]:
-        """Answers as ``{"docno", "text", "thread_id"}`` (formulas as ``$LaTeX$``, or as
-        words with ``math_words``, as mathir's own index reads them; ``with_title``
-        prepends the question's title).
-
-        >>> sum(1 for _ in dataset("arqmath/task1/sample").get_corpus_iter(verbose=False))
-        250
-        """
-        from mathir.indexing.answer_collection import AnswerCollection
-
-        answers = AnswerCollection.at(self.files().collection)
-        return self._progress(answers.iter_answers(with_title, math_words), verbose)
-
-    def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
-        """The judgments of the documents this collection holds: what ``mathir
-        experiment`` and :func:`mathir.run_experiment` evaluate with, so that
-        ``pt.Experiment`` gives their figures (a perfect ranking of a judged pool scores
-        1.0). ``get_qrels("official")`` is the whole official file. A warning says when
-        the collection holds only part of the judged documents (the judged pool of
-        ``threads_all`` holds about 1 in 9 of 2022's); knowing which takes the index
-        (built, or reused, by :meth:`get_index`).
-
-        >>> ds = dataset("arqmath/task1/sample")
-        >>> len(ds.get_qrels()) == len(ds.get_qrels("official"))
-        True
-        """
-        qrels = super().get_qrels(variant)
-        if variant == "official" or not self.task().qrels_in_collection:
-            return qrels
-        from mathir.evaluation.evaluated import qrels_in_collection
-
-        held = qrels_in_collection(qrels, self.get_index().docnos())
-        if held.empty:
-            raise InputError(f"mathir:{self.name}: no judged document is in the collection",
-                             path=self.files().collection)
-        if len(held) < len(qrels):
-            warnings.warn(f"mathir:{self.name}: the collection holds {len(held):,} of the "
-                          f"{len(qrels):,} judged documents; get_qrels() judges those, as "
-                          "mathir experiment does (get_qrels('official') is the whole file)",
-                          stacklevel=2)
-        return held
-
-    def get_topic_metadata(self) -> pd.DataFrame | None:
-        """ARQMath's topic information (category, difficulty, dependency), if found."""
-        from mathir.topics.arqmath import read_topic_metadata
-
-        meta = self.files().metadata
-        return None if meta is None else read_topic_metadata(meta)
-
-
-class Task3Dataset(AnswerDataset):
-    """ARQMath-3 Task 3: open-domain answers; qrels judge the participants' answers."""
-
-    def get_assignments(self) -> pd.DataFrame | None:
-        """Which synthetic document id (``d_N``) each run's answer got (``run, qid,
-        docno``), from ``teams_document_id.tsv``; None when the file is absent."""
-        from mathir.runs.arqmath_task3 import read_assignments
-
-        path = self.files().extras.get("assignments")
-        return None if path is None else read_assignments(path)
-
-    def get_task1_qrels(self) -> pd.DataFrame:
-        """The Task 1 qrels of the same topics (the relevant answers of the collection)."""
-        return self.task().read_qrels(self.files().extras["task1_qrels"])
-
-
-class FormulaDataset(MathirDataset):
-    """ARQMath Task 2: formula search; the corpus is the formula instances."""
-
-    def get_corpus_iter(self, *, verbose: bool = True) -> Iterator[dict]:
-        """Formula instances as ``{"docno": formula_id, "text": formula, "post_id",
-        "thread_id", "type", "comment_id", "old_visual_id", "visual_id", "issue"}``.
-
-        A formula id repeated in the source (a question copied into several thread
-        files) is yielded once, as mathir's formula index keeps it.
-        """
-        from mathir.indexing.formula_source import iter_formula_source
-
-        source = self.files().collection
-
-        def docs() -> Iterator[dict]:
-            seen: set[str] = set()
-            for rec in iter_formula_source(source):
-                if rec.formula_id in seen:
-                    continue
-                seen.add(rec.formula_id)
-                doc = rec._asdict()
-                doc["docno"] = doc.pop("formula_id")
-                doc["text"] = doc.pop("formula")
-                yield doc
-
-        return self._progress(docs(), verbose)
-
-    def get_qrels(self, variant: str | None = None) -> pd.DataFrame:
-        """The official qrels, whose ``docno`` is a **visual id**, not a formula id:
-        score formula runs with :func:`mathir.evaluate_task2` (``runs, qrels,
-        ds.get_formula_index()``), which maps formula ids to visual ids and keeps one
-        per visual id, as ARQMath does; ``pt.Experiment`` would compare formula ids with
-        visual ids."""
-        return super().get_qrels(variant)
-
-    def get_formula_index(self) -> Path:
-        """The formula index TSV (``latex_representation_v3``) that maps formula ids to
-        visual ids, for :func:`mathir.evaluation.formula_search.evaluate_task2`."""
-        path = self.files().extras.get("formula_index")
-        if path is None:
-            raise InputError(f"mathir:{self.name}: the collection is not a formula index "
-                             "TSV, so there are no visual ids", path=self.files().collection)
-        return path
-
-
-class WorldtreeDataset(MathirDataset):
-    """WorldTree explanation regeneration; the corpus is the tablestore's facts."""
-
-    def get_corpus_iter(self, *, verbose: bool = True) -> Iterator[dict]:
-        """Facts as ``{"docno": lower-cased UID, "text", "table"}`` (each UID once)."""
-        facts = self.get_tablestore().facts
-        rows = facts[["docno", "text", "table"]].to_dict("records")
-        return self._progress(rows, verbose, total=len(rows))
-
-    def get_tablestore(self):
-        """The tablestore (:class:`mathir.indexing.fact_index.Tablestore`)."""
-        from mathir.indexing.fact_index import read_tablestore
-
-        return read_tablestore(self.files().extras.get("tablestore", self.files().collection))
-
-    def get_lemmas(self) -> dict[str, str] | None:
-        """The lemma list (word -> lemma) of the distribution; None when absent."""
-        from mathir.indexing.fact_index import read_lemmas
-
-        path = self.files().extras.get("lemmas")
-        return None if path is None else read_lemmas(path)
-
-
-class WordProblemDataset(MathirDataset):
-    """Algebra word problems: topics are the split's problems, qrels their gold problems,
-    and the corpus the training problems a solver learns from."""
-
-    def get_corpus_iter(self, *, verbose: bool = True) -> Iterator[dict]:
-        """Training problems as ``{"docno", "text", "equations", "solutions", "template",
-        "alignment"}`` (alignment: slot -> ``[SentenceId, TokenId, Value]``): those of the
-        train split (DRAW-1K), else every problem outside the fold — never the
-        evaluated problems themselves, so a retriever cannot find the answer key.
-
-        >>> sum(1 for _ in dataset("word-problems/sample").get_corpus_iter(verbose=False))
-        9
-        """
-        from mathir.readers.word_problems import iter_derivation_problems, read_split
-
-        files = self.files()
-        train = files.extras.get("train")
-        keep = set(read_split(train)) if train else None
-        drop = set(read_split(files.topics))
-
-        def docs() -> Iterator[dict]:
-            for p in iter_derivation_problems(files.collection):
-                if (keep is None or p.id in keep) and p.id not in drop:
-                    yield {"docno": p.id, "text": p.text, "equations": list(p.equations),
-                           "solutions": list(p.solutions), "template": list(p.template),
-                           "alignment": {c: [n.sentence, n.token, n.value]
-                                         for c, n in p.alignment.items()}}
-
-        return self._progress(docs(), verbose)
-
-
 class MathirDatasets(pt.datasets.DatasetProvider):
     """The ``mathir`` dataset provider (entry point group ``pyterrier.dataset_provider``)."""
 
     def get_dataset(self, name: str) -> MathirDataset:
-        from mathir.tasks import get_task
-
         try:
             canonical = canonical_name(name)
         except KeyError as e:  # PyTerrier rewrites a KeyError to its own bare message
             raise InputError(e.args[0]) from None
-        spec = _specs()[canonical]
-        cls = get_task(spec.task).dataset_class
-        return (cls.resolve() if hasattr(cls, "resolve") else cls)(canonical, spec)
+        return MathirDataset(canonical, _specs()[canonical])
 
     def list_dataset_names(self) -> Iterable[str]:
         return dataset_names()

@@ -296,7 +296,8 @@ def test_the_installed_entry_point_loads_the_provider(monkeypatch):
     assert eps["mathir"].value == "mathir.datasets:MathirDatasets"
     monkeypatch.delitem(pt_datasets_core._loaded_providers, "mathir", raising=False)
     ds = pt.get_dataset("mathir:arqmath/task1/sample")
-    assert isinstance(ds, datasets.AnswerDataset) and len(ds.get_topics()) == 10
+    assert isinstance(ds, datasets.MathirDataset) and len(ds.get_topics()) == 10
+    assert ds.task().name == "arqmath-task1"
 
 
 def test_the_entry_point_line_loads_the_provider(monkeypatch, tmp_path):
@@ -312,7 +313,8 @@ def test_the_entry_point_line_loads_the_provider(monkeypatch, tmp_path):
     monkeypatch.delitem(pt_datasets_core._loaded_providers, "mathir", raising=False)
     ds = pt.get_dataset("mathir:worldtree/sample")
     assert isinstance(pt_datasets_core._loaded_providers["mathir"], datasets.MathirDatasets)
-    assert isinstance(ds, datasets.WorldtreeDataset) and len(ds.get_topics()) == 6
+    assert isinstance(ds, datasets.MathirDataset) and len(ds.get_topics()) == 6
+    assert ds.get_tablestore() is not None  # a method the task declares
 
 
 # --- real data ---------------------------------------------------------------------------
@@ -326,8 +328,12 @@ def test_the_declared_files_are_those_of_the_real_data(name):
     # The names in the missing-files message must be the files the registry finds.
     root = real_path()
     ds = datasets.dataset(name, data=root)
-    assert [n.describe() for n in ds._spec.needs if not n.found(root)] == []
-    ds.files()
+    assert [n.describe() for n in ds._spec.needs if not n.optional and not n.found(root)] == []
+    files = ds.files()
+    # an optional file the data has is taken (ARQMath-2 and -3's topic information)
+    assert all(getattr(files, r, None) or files.extras.get(n.option)
+               for n in ds._spec.needs if n.optional and n.found(root) for r in n.roles
+               if r != "option")
 
 
 @pytest.mark.realdata

@@ -1,9 +1,11 @@
 """The task registry: a task is one declaration, one module per task family.
 
 A :class:`Task` declares, once, everything mathir knows of a task: per year or split the
-files it needs and where they are published (:class:`Split`, :class:`Need`,
-:class:`Published`: the missing-file messages, the ``mathir:`` PyTerrier datasets and
-``mathir tasks`` come from them), its measures (:class:`Measure`: the table's columns,
+files it needs, each with the role it plays (topics, qrels, collection, an option), in
+the order candidates are preferred, and where they are published (:class:`Split`,
+:class:`Need`, :class:`Published`: one generic locate, :mod:`mathir.tasks.locate`, finds
+them, and the missing-file messages, the ``mathir:`` PyTerrier datasets and ``mathir
+tasks`` come from them), its corpus and embedded sample, its measures (:class:`Measure`: the table's columns,
 ``mathir tasks`` and the docs), its run formats (the first, the task's own, is the
 default), its evaluation options (:class:`Option`: the flags of ``mathir evaluate``),
 its pipelines and, optionally, a sample. Each family's module (:mod:`mathir.tasks.arqmath`,
@@ -29,8 +31,8 @@ from typing import Any
 
 from mathir.errors import InputError
 from mathir.evaluation.measures import Measure
-from mathir.storage import walk_glob
 from mathir.tasks.declarations import (
+    ROLES,
     Need,
     Option,
     Published,
@@ -42,10 +44,10 @@ from mathir.tasks.declarations import (
 )
 from mathir.tasks.task import Task
 
-__all__ = ["DATA_ENV", "TASK_ENTRY_POINTS", "FAMILIES", "TASKS", "Measure", "Need", "Option",
-           "Published", "QrelsVariant", "Ref", "Split", "Stage", "Task", "TaskData", "choose",
-           "data_folder", "data_root", "derive_task", "find_file", "get_task",
-           "load_entry_points", "no_options", "register", "register_task"]
+__all__ = ["DATA_ENV", "FAMILIES", "ROLES", "TASKS", "TASK_ENTRY_POINTS", "Measure", "Need",
+           "Option", "Published", "QrelsVariant", "Ref", "Split", "Stage", "Task", "TaskData",
+           "data_folder", "derive_task", "get_task", "load_entry_points", "no_options",
+           "register", "register_task"]
 
 
 def derive_task(parent: Task | str, name: str, *, topics: Any = None,
@@ -184,33 +186,6 @@ def data_folder(data: str | Path | None, real: bool) -> str | Path | None:
     if data is not None:
         return data
     return (os.environ.get(DATA_ENV) or None) if real else None
-
-
-def data_root(root: Path) -> Path:
-    """``root`` when it is a folder; InputError otherwise."""
-    if not root.is_dir():
-        raise InputError("data directory not found", path=root)
-    return root
-
-
-def find_file(root: Path, pattern: str, what: str) -> Path:
-    """The first file or folder under ``root`` matching ``pattern`` (links followed)."""
-    hits = walk_glob(root, pattern)
-    if not hits:
-        raise InputError(f"no {what} matching {pattern!r} under the data directory", path=root)
-    return hits[0]
-
-
-def choose(value: str | None, allowed: tuple[str, ...], default: str, what: str) -> str:
-    """``value`` (or ``default``) when it is one of ``allowed``; InputError otherwise.
-
-    >>> choose(None, ("2021", "2022"), "2022", "ARQMath year")
-    '2022'
-    """
-    value = value or default
-    if value not in allowed:
-        raise InputError(f"unknown {what} {value!r}; expected one of {list(allowed)}")
-    return value
 
 
 def no_options(options: Mapping[str, object]) -> None:

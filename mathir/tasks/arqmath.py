@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-import warnings
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mathir.errors import InputError, option
 from mathir.evaluation.measures import PRIME_MEASURES
 from mathir.samples import arqmath_sample
-from mathir.storage import walk_glob
 from mathir.tasks import (
     Measure,
     Need,
@@ -24,12 +23,10 @@ from mathir.tasks import (
     Split,
     Task,
     TaskData,
-    choose,
-    data_root,
-    find_file,
     no_options,
     register,
 )
+from mathir.tasks.locate import find_need
 
 ARQMATH_YEARS = ("2020", "2021", "2022")
 ARQMATH_FILES = Published("the ARQMath collection, topics and qrels",
@@ -37,62 +34,38 @@ ARQMATH_FILES = Published("the ARQMath collection, topics and qrels",
 # --- ARQMath Task 1 -----------------------------------------------------------------------
 
 
-#: What a data folder may hold as the Task 1 collection, most preferred first: the
-#: official posts; ``threads_all``, a folder of every thread file (no cut); then any other
-#: ``thread_html*`` folder of thread files.
-TASK1_COLLECTIONS = (("Posts.V1.3.xml", "the official posts (the whole collection)"),
-                     ("threads_all", "the uncut folder of thread files"),
-                     ("thread_html*", "a folder of thread files"))
+#: The Task 1 collection, most preferred first: the official posts; ``threads_all``, a
+#: folder of every thread file (no cut); then any other ``thread_html*`` folder.
+TASK1_COLLECTION = Need(("Posts.V1.3.xml", "threads_all", "thread_html*"),
+                        "the collection: Math StackExchange posts or a folder of thread "
+                        "HTML files (threads_all preferred; --collection / collection= "
+                        "chooses)", "collection")
+
+
+def task1_needs(year: str) -> tuple[Need, ...]:
+    """The files of Task 1 in ``year``: topics, qrels, the collection, topic information."""
+    edition = ARQMATH_YEARS.index(year) + 1
+    return (Need(f"Topics_Task1_{year}*.xml", "Task 1 topics", "topics"),
+            Need(f"qrel_task1_{year}_official.tsv", "Task 1 qrels", "qrels"),
+            TASK1_COLLECTION,
+            Need(f"Task1_ARQMath{edition}_Topic_Information.csv", "Task 1 topic information",
+                 "metadata", optional=True))
 
 
 def find_task1_collection(root: Path) -> Path:
-    """The Task 1 collection under ``root``: the first of :data:`TASK1_COLLECTIONS` found.
-
-    The choice is explicit, not whichever folder sorts first: when several candidates are
-    there, a warning names them all, the one taken and why, and ``--collection PATH``
-    (``collection=`` in Python) to take another.
-    """
-    found: list[tuple[Path, str]] = []
-    for pattern, what in TASK1_COLLECTIONS:
-        for p in walk_glob(root, pattern):
-            if (p.is_file() if pattern.endswith(".xml") else p.is_dir()) \
-                    and p not in (f for f, _ in found):
-                found.append((p, what))
-    if not found:
-        raise InputError("no collection (" + ", ".join(p for p, _ in TASK1_COLLECTIONS)
-                         + f") under the data directory; pass {option('collection')}",
-                         path=root)
-    chosen, why = found[0]
-    if len(found) > 1:
-        others = ", ".join(str(p) for p, _ in found[1:])
-        warnings.warn(f"{len(found)} Task 1 collections under {root}: took {chosen} ({why}) "
-                      f"over {others}; choose another with {option('collection')}", stacklevel=3)
-    return chosen
+    """The Task 1 collection under ``root``, as the task finds it (:data:`TASK1_COLLECTION`):
+    when several candidates are there, a warning names them all, the one taken and
+    ``--collection PATH`` (``collection=``) to take another."""
+    found = find_need(TASK1_COLLECTION, root)
+    if found is None:
+        raise InputError(f"no collection ({' or '.join(TASK1_COLLECTION.patterns)}) under the "
+                         f"data directory; pass {option('collection')}", path=root)
+    return found
 
 
-def _sample_has_no_years(year: str | None) -> None:
-    """The embedded sample is one small topic set: a year asks for the real files (it
-    used to evaluate the sample silently)."""
-    if year is not None:
-        raise InputError(f"year {year} needs the ARQMath files: give {option('data', 'DIR')} "
-                         "or set MATHIR_DATA; without them mathir evaluates the embedded "
-                         "sample, which has no years")
-
-
-def _locate_task1(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
-    if root is None:
-        _sample_has_no_years(year)
-        s = arqmath_sample()
-        return TaskData("sample", collection or s.posts, s.task1_topics, s.task1_qrels)
-    root = data_root(root)
-    year = choose(year, ARQMATH_YEARS, ARQMATH_YEARS[-1], "ARQMath year")
-    topics = find_file(root, f"Topics_Task1_{year}*.xml", "Task 1 topics")
-    qrels = find_file(root, f"qrel_task1_{year}_official.tsv", "Task 1 qrels")
-    if collection is None:
-        collection = find_task1_collection(root)
-    edition = ARQMATH_YEARS.index(year) + 1
-    meta = walk_glob(root, f"Task1_ARQMath{edition}_Topic_Information.csv")
-    return TaskData(year, collection, topics, qrels, metadata=meta[0] if meta else None)
+def _task1_sample(year: str | None, collection: Path | None) -> TaskData:
+    s = arqmath_sample()
+    return TaskData("sample", collection or s.posts, s.task1_topics, s.task1_qrels)
 
 
 def _topic_groups(metadata: Path):
@@ -114,15 +87,6 @@ def _build_answer_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
                              shards=shards, scoring=scoring, ray_address=ray_address)
 
 
-def _task1_needs(year: str) -> tuple[Need, ...]:
-    return (Need((f"Topics_Task1_{year}*.xml",), "Task 1 topics"),
-            Need((f"qrel_task1_{year}_official.tsv",), "Task 1 qrels"),
-            Need(tuple(p for p, _ in TASK1_COLLECTIONS),
-                 "the collection: Math StackExchange posts or a folder of thread HTML files "
-                 "(threads_all preferred; --collection / collection= chooses)",
-                 collection=True))
-
-
 def answer_formulas(index):
     """The formula retriever of the Task 1 `fusion` pipeline (answers by their formulas)."""
     from mathir.pipelines.formula import FormulaAwareAnswers, answer_formula_index
@@ -141,6 +105,22 @@ def fusion(index, backend: str = "torch", search: str = "exhaustive", **kwargs):
                          **kwargs)
 
 
+def answer_corpus(data: TaskData, with_title: bool = True, math_words: bool = False):
+    """The answers of ``data``'s collection as ``{"docno", "text", "thread_id"}`` (formulas
+    as ``$LaTeX$``, or as words with ``math_words``, as mathir's own index reads them;
+    ``with_title`` prepends the question's title): a ``mathir:`` dataset's corpus."""
+    from mathir.indexing.answer_collection import AnswerCollection
+
+    return AnswerCollection.at(data.collection).iter_answers(with_title, math_words)
+
+
+def topic_metadata(data: TaskData):
+    """ARQMath's topic information (category, difficulty, dependency); None when absent."""
+    from mathir.topics.arqmath import read_topic_metadata
+
+    return None if data.metadata is None else read_topic_metadata(data.metadata)
+
+
 ARQMATH_TASK1 = register(Task(
     name="arqmath-task1",
     description="ARQMath Task 1: answer retrieval for Math StackExchange questions",
@@ -156,7 +136,7 @@ ARQMATH_TASK1 = register(Task(
                "fusion": fusion,
                "bm25>>crossencoder": "mathir.pipelines.neural:bm25_crossencoder"},
     default_pipelines=("tfidf", "bm25"),
-    locate=_locate_task1,
+    sample=_task1_sample,
     read_topics="mathir.topics.arqmath:read_task1_topics",
     read_qrels="mathir.qrels.arqmath:read_qrels",
     read_run="mathir.runs.trec:read_run",
@@ -175,39 +155,43 @@ ARQMATH_TASK1 = register(Task(
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task1",
-    dataset_class="mathir.datasets:AnswerDataset",
-    splits=(*(Split(y, y, _task1_needs(y)) for y in ARQMATH_YEARS),
+    splits=(*(Split(y, y, task1_needs(y)) for y in ARQMATH_YEARS),
             Split("sample", None, sample=True)),
+    year_name="ARQMath year",
+    corpus=answer_corpus,
+    dataset_methods={"get_topic_metadata": topic_metadata},
 ))
 
 
 # --- ARQMath Task 2 (formula search) ------------------------------------------------------
 
 
-def _locate_task2(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
-    if root is None:
-        _sample_has_no_years(year)
-        s = arqmath_sample()
-        formulas = collection or s.formulas
-        index_tsv = formulas if formulas.suffix == ".tsv" else s.formulas
-        return TaskData("sample", formulas, s.task2_topics, s.task2_qrels_visual_id,
-                        {"formula_index": index_tsv})
-    root = data_root(root)
-    year = choose(year, ARQMATH_YEARS, ARQMATH_YEARS[-1], "ARQMath year")
-    topics = find_file(root, f"Topics_Task2_{year}*.xml", "Task 2 topics")
-    # v3 visual ids (those of latex_representation_v3) when a year has two numberings.
-    qrels = (walk_glob(root, f"qrel_task2_{year}_visual_id_v3_official.tsv")
-             or [find_file(root, f"qrel_task2_{year}_visual_id*official.tsv", "Task 2 qrels")])[0]
-    if collection is None:
-        tsvs = (walk_glob(root, "latex_representation_v3*.tsv")
-                or walk_glob(root, "formula_index_from_thread_html.tsv"))
-        if not tsvs:
-            raise InputError("no formula index TSV (latex_representation_v3*.tsv or "
-                             "formula_index_from_thread_html.tsv) under the data directory; "
-                             "pass --collection", path=root)
-        collection = tsvs[0]
-    extras = {"formula_index": collection} if collection.suffix == ".tsv" else {}
-    return TaskData(year, collection, topics, qrels, extras)
+def _task2_sample(year: str | None, collection: Path | None) -> TaskData:
+    s = arqmath_sample()
+    formulas = collection or s.formulas
+    index_tsv = formulas if formulas.suffix == ".tsv" else s.formulas
+    return TaskData("sample", formulas, s.task2_topics, s.task2_qrels_visual_id,
+                    {"formula_index": index_tsv})
+
+
+def _task2_visual_ids(data: TaskData) -> TaskData:
+    """Visual ids come from the formula index TSV: a collection of another kind (thread
+    files given with --collection) has none."""
+    if data.collection.suffix == ".tsv":
+        return data
+    extras = {k: v for k, v in data.extras.items() if k != "formula_index"}
+    return dataclasses.replace(data, extras=extras)
+
+
+def task2_needs(year: str) -> tuple[Need, ...]:
+    """The files of Task 2 in ``year``: topics, visual-id qrels, the formula index TSV."""
+    return (Need(f"Topics_Task2_{year}*.xml", "Task 2 topics", "topics"),
+            # v3 visual ids (those of latex_representation_v3) when a year has two numberings
+            Need((f"qrel_task2_{year}_visual_id_v3_official.tsv",
+                  f"qrel_task2_{year}_visual_id*official.tsv"), "Task 2 visual-id qrels",
+                 "qrels"),
+            Need(("latex_representation_v3*.tsv", "formula_index_from_thread_html.tsv"),
+                 "the formula index TSV", "collection", option="formula_index"))
 
 
 def _build_formula_index(data: TaskData, index_dir: Path, quiet: bool = False, *,
@@ -240,6 +224,32 @@ TASK2_OPTIONS = (
 )
 
 
+def formula_corpus(data: TaskData):
+    """Formula instances as ``{"docno": formula_id, "text": formula, "post_id",
+    "thread_id", "type", "comment_id", "old_visual_id", "visual_id", "issue"}``; a formula
+    id repeated in the source (a question copied into several thread files) once, as
+    mathir's formula index keeps it."""
+    from mathir.indexing.formula_source import iter_formula_source
+
+    seen: set[str] = set()
+    for rec in iter_formula_source(data.collection):
+        if rec.formula_id not in seen:
+            seen.add(rec.formula_id)
+            doc = rec._asdict()
+            doc["docno"], doc["text"] = doc.pop("formula_id"), doc.pop("formula")
+            yield doc
+
+
+def formula_index(data: TaskData) -> Path:
+    """The formula index TSV that maps formula ids to visual ids (the official qrels'
+    ``docno`` is a visual id: score formula runs with :func:`mathir.evaluate_task2`)."""
+    path = data.extras.get("formula_index")
+    if path is None:
+        raise InputError("the collection is not a formula index TSV, so there are no visual "
+                         "ids", path=data.collection)
+    return path
+
+
 ARQMATH_TASK2 = register(Task(
     name="arqmath-task2",
     description="ARQMath Task 2: formula search, judged on visually distinct formulae",
@@ -248,7 +258,8 @@ ARQMATH_TASK2 = register(Task(
     pipelines={"formula-words": "mathir.pipelines.formula:formula_words",
                "formula-tuples": "mathir.pipelines.formula:formula_tuples"},
     default_pipelines=("formula-words", "formula-tuples"),
-    locate=_locate_task2,
+    sample=_task2_sample,
+    complete=_task2_visual_ids,
     read_topics="mathir.topics.arqmath:read_task2_topics",
     read_qrels="mathir.qrels.arqmath:read_qrels",
     read_run="mathir.runs.arqmath_task2:read_task2_run",
@@ -268,13 +279,11 @@ ARQMATH_TASK2 = register(Task(
     open_index="mathir.indexing.formula_index:FormulaIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task2",
-    dataset_class="mathir.datasets:FormulaDataset",
-    splits=(*(Split(y, y, (
-        Need((f"Topics_Task2_{y}*.xml",), "Task 2 topics"),
-        Need((f"qrel_task2_{y}_visual_id*official.tsv",), "Task 2 visual-id qrels"),
-        Need(("latex_representation_v3*.tsv", "formula_index_from_thread_html.tsv"),
-             "the formula index TSV", collection=True))) for y in ARQMATH_YEARS),
+    splits=(*(Split(y, y, task2_needs(y)) for y in ARQMATH_YEARS),
             Split("sample", None, sample=True)),
+    year_name="ARQMath year",
+    corpus=formula_corpus,
+    dataset_methods={"get_formula_index": formula_index},
     options=TASK2_OPTIONS,
 ))
 
@@ -304,23 +313,23 @@ TASK3_OPTIONS = (
 )
 
 
-def _locate_task3(root: Path | None, year: str | None, collection: Path | None) -> TaskData:
-    if root is None:
-        _sample_has_no_years(year)
-        s = arqmath_sample()
-        posts = collection or s.posts
-        return TaskData("sample", posts, s.task1_topics, s.task3_qrels,
-                        {"assignments": s.task3_assignments, "task3_pool": s.task3_runs,
-                         "task1_qrels": s.task1_qrels, "collection": posts})
-    if (year or "2022") != "2022":
-        raise InputError(f"Task 3 ran in ARQMath-3 only (2022), not {year!r}")
-    t1 = _locate_task1(root, "2022", collection)
-    qrels = find_file(root, "qrel_task3_2022*.tsv", "Task 3 qrels")
-    extras = {"task1_qrels": t1.qrels, "collection": t1.collection}
-    assignments = walk_glob(root, "teams_document_id.tsv")
-    if assignments:
-        extras["assignments"] = assignments[0]
-    return TaskData("2022", t1.collection, t1.topics, qrels, extras)
+def _task3_sample(year: str | None, collection: Path | None) -> TaskData:
+    s = arqmath_sample()
+    posts = collection or s.posts
+    return TaskData("sample", posts, s.task1_topics, s.task3_qrels,
+                    {"assignments": s.task3_assignments, "task3_pool": s.task3_runs,
+                     "task1_qrels": s.task1_qrels, "collection": posts})
+
+
+def _task3_needs() -> tuple[Need, ...]:
+    """Task 3's files: its qrels and assignments, Task 1's topics, collection and qrels
+    (the references)."""
+    topics, task1_qrels, collection, _ = task1_needs("2022")
+    return (topics, Need("qrel_task3_2022*.tsv", "Task 3 qrels", "qrels"),
+            dataclasses.replace(collection, option="collection"),
+            dataclasses.replace(task1_qrels, role="option", option="task1_qrels"),
+            Need("teams_document_id.tsv", "Task 3 assignments (run, topic -> answer id)",
+                 "option", option="assignments", optional=True))
 
 
 def _read_run_dir(directory: str | Path, reader) -> dict:
@@ -394,6 +403,22 @@ def _extractive_pipeline(name: str, retrieval: Callable) -> Callable:
     return build
 
 
+def assignments(data: TaskData):
+    """Which synthetic answer id (``d_N``) each run's answer got (``run, qid, docno``), from
+    ``teams_document_id.tsv``; None when the file is absent."""
+    from mathir.runs.arqmath_task3 import read_assignments
+
+    path = data.extras.get("assignments")
+    return None if path is None else read_assignments(path)
+
+
+def task1_qrels(data: TaskData):
+    """The Task 1 qrels of the same topics (the relevant answers of the collection)."""
+    from mathir.qrels.arqmath import read_qrels
+
+    return read_qrels(data.extras["task1_qrels"])
+
+
 ARQMATH_TASK3 = register(Task(
     name="arqmath-task3",
     description="ARQMath-3 Task 3: open-domain answers (one answer of <= 1,200 characters)",
@@ -402,7 +427,7 @@ ARQMATH_TASK3 = register(Task(
     # every Task 1 pipeline, made extractive (its top answer, cut to 1,200 characters)
     pipelines={n: _extractive_pipeline(n, f) for n, f in ARQMATH_TASK1.pipelines.items()},
     default_pipelines=("tfidf", "bm25"),
-    locate=_locate_task3,
+    sample=_task3_sample,
     read_topics="mathir.topics.arqmath:read_task1_topics",
     read_qrels="mathir.qrels.arqmath:read_task3_qrels",
     read_run="mathir.runs.arqmath_task3:read_task3_run",
@@ -415,9 +440,10 @@ ARQMATH_TASK3 = register(Task(
     open_index="mathir.indexing.answer_index:AnswerIndex",
     published=ARQMATH_FILES,
     dataset="arqmath/task3",
-    dataset_class="mathir.datasets:Task3Dataset",
-    splits=(Split("2022", "2022", (*_task1_needs("2022"),
-                                   Need(("qrel_task3_2022*.tsv",), "Task 3 qrels"))),
-            Split("sample", None, sample=True)),
+    splits=(Split("2022", "2022", _task3_needs()), Split("sample", None, sample=True)),
+    year_name="ARQMath year",
+    corpus=answer_corpus,
+    dataset_methods={"get_topic_metadata": topic_metadata, "get_assignments": assignments,
+                     "get_task1_qrels": task1_qrels},
     options=TASK3_OPTIONS,
 ))

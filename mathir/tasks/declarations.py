@@ -99,27 +99,89 @@ class TaskData:
         return out
 
 
+#: What a file found for a :class:`Need` is in the task's data: :class:`TaskData`'s
+#: ``topics``, ``qrels``, ``collection`` or ``metadata``, or an ``option`` of the
+#: evaluation (:attr:`TaskData.extras`, by :attr:`Need.option`).
+ROLES = ("topics", "qrels", "collection", "metadata", "option")
+
+
 @dataclass(frozen=True)
 class Need:
-    """A file or folder an evaluation needs: any of ``patterns`` under the data folder.
+    """A file or folder of a task's data, written once: the first of ``patterns`` found
+    under the data folder (in the order given: the most preferred first) plays ``role``
+    (one of :data:`ROLES`, or several, e.g. ``("topics", "qrels")`` for a question file
+    that holds both). One generic locate (:func:`mathir.tasks.locate.locate`) builds a
+    task's :class:`TaskData` from its needs, and the missing-file messages, the
+    ``mathir:`` datasets and ``mathir tasks`` name them.
 
-    Named in the message when it is missing; ``collection``: ``--collection`` (or
-    ``collection=``) gives it instead.
+    * ``option``: the evaluation option that gets the file (required for the role
+      ``"option"``; with another role the file goes to both, e.g. Task 3's collection);
+    * ``optional``: a missing file is no error (``topics`` and ``collection`` are still
+      required from some need);
+    * a pattern whose name has a suffix (``Posts.V1.3.xml``) matches files, one without
+      (``threads_all``) folders; ``contains``: a folder must hold a match of it;
+      ``exclude``: names containing it are skipped;
+    * ``beside``: looked for in the folder of the file of that role (e.g. a split's
+      problems JSON beside the split file), not in the whole data folder;
+    * a need of the role ``collection`` is skipped when ``--collection`` (``collection=``)
+      gives one; when several candidates are found, a warning names them all and the one
+      taken.
 
-    >>> Need(("Posts.V1.3.xml", "threads_all"), "the answers").describe()
+    >>> Need(("Posts.V1.3.xml", "threads_all"), "the answers", "collection").describe()
     'Posts.V1.3.xml or threads_all (the answers)'
     """
 
     patterns: tuple[str, ...]
     what: str
-    collection: bool = False
+    role: str | tuple[str, ...] = "option"
+    option: str | None = None
+    optional: bool = False
+    contains: str | None = None
+    exclude: str | None = None
+    beside: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.patterns, str):
+            object.__setattr__(self, "patterns", (self.patterns,))
+        unknown = [r for r in self.roles if r not in ROLES]
+        if unknown:
+            raise ValueError(f"a need's role is one of {ROLES}, not {unknown[0]!r}")
+        if "option" in self.roles and not self.option:
+            raise ValueError(f"the need {self.what!r} gives an option: name it (option=)")
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The roles, as a tuple."""
+        return (self.role,) if isinstance(self.role, str) else tuple(self.role)
+
+    @property
+    def collection(self) -> bool:
+        """Whether it is the collection (``--collection`` gives it instead)."""
+        return "collection" in self.roles
 
     def describe(self) -> str:
         return " or ".join(self.patterns) + f" ({self.what})"
 
+    def matches(self, path: Path, pattern: str) -> bool:
+        """Whether ``path`` (a hit of ``pattern``) is what this need looks for."""
+        if self.exclude and self.exclude in path.name:
+            return False
+        if "." not in pattern:  # a folder, holding what it must
+            return path.is_dir() and (self.contains is None or any(path.glob(self.contains)))
+        return path.is_file()
+
+    def hits(self, folder: Path, recursive: bool = True) -> list[Path]:
+        """What matches under ``folder`` (only in it when not ``recursive``), the first
+        pattern's hits first; each path once."""
+        out: list[Path] = []
+        for pattern in self.patterns:
+            found = walk_glob(folder, pattern) if recursive else sorted(folder.glob(pattern))
+            out += [p for p in found if p not in out and self.matches(p, pattern)]
+        return out
+
     def found(self, root: Path) -> bool:
         """Whether a file or folder under ``root`` matches."""
-        return any(walk_glob(root, p) for p in self.patterns)
+        return bool(self.hits(root))
 
 
 @dataclass(frozen=True)
@@ -155,13 +217,16 @@ class Split:
     """One evaluation of a task as a dataset, ``mathir:<dataset>/<name>``.
 
     ``label`` is what :meth:`Task.data` takes as the year or split (None: the task's
-    default), ``needs`` the files it needs, ``sample``: the embedded sample (no files).
+    default), ``needs`` the files it needs (:class:`Need`: the task's data is built from
+    them), ``sample``: the embedded sample (no files).
     """
 
     name: str
     label: str | None
     needs: tuple[Need, ...] = ()
     sample: bool = False
+    #: :attr:`TaskData.label` of its data (the folder of its runs); default: ``name``
+    data_label: str | None = None
 
 
 @dataclass(frozen=True)

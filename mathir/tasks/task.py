@@ -22,6 +22,7 @@ from mathir.tasks.declarations import (
     TaskData,
     as_stage,
 )
+from mathir.tasks.locate import locate
 
 
 def _measures(value) -> tuple[Measure, ...]:
@@ -55,8 +56,6 @@ class Task:
     #: pipeline name -> factory ``(index, **kwargs) -> pt.Transformer``
     pipelines: Mapping[str, Stage]
     default_pipelines: tuple[str, ...]
-    #: (data root or None for the sample, year/split, collection or None) -> TaskData
-    locate: Stage
     read_topics: Stage
     read_qrels: Stage
     read_run: Stage
@@ -64,6 +63,24 @@ class Task:
     #: (TaskData, index directory, quiet) -> index
     build_index: Stage
     years: tuple[str, ...] = field(default_factory=tuple)
+    #: the year or split evaluated when none is given (default: the last of ``years``)
+    default_year: str | None = None
+    #: what a year is called in messages ("ARQMath year", "WorldTree split")
+    year_name: str = "year"
+    #: (year / split label or None, collection or None) -> TaskData: the embedded sample
+    sample: Stage | None = None
+    #: (TaskData) -> TaskData: what a task adds to the files its needs found (e.g.
+    #: WorldTree's lemma list, found beside the tablestore); None: nothing
+    complete: Stage | None = None
+    #: (data root or None, year, collection or None) -> TaskData, for a task whose files
+    #: its needs cannot describe; None: the one locate (:mod:`mathir.tasks.locate`)
+    locate: Stage | None = None
+    #: (TaskData, **keywords) -> iterable of documents (dicts with ``docno``): the corpus
+    #: of its ``mathir:`` datasets (``get_corpus_iter``)
+    corpus: Stage | None = None
+    #: extra methods of its ``mathir:`` datasets, by name: (TaskData) -> value (e.g.
+    #: ``get_tablestore``)
+    dataset_methods: Mapping[str, Stage] = field(default_factory=dict)
     #: run file formats ``write_run`` takes; the first, the task's own, is the default
     run_formats: tuple[str, ...] = ("arqmath",)
     # Judge only what the collection holds, so a perfect ranking of a sub-collection
@@ -84,10 +101,9 @@ class Task:
     splits: tuple[Split, ...] | None = None
     #: the datasets' name prefix (default: the task's name), e.g. ``arqmath/task1``
     dataset: str | None = None
-    #: the PyTerrier Dataset class of its datasets
-    dataset_class: Stage = "mathir.datasets:MathirDataset"
-    #: whether ``locate(None, ...)`` gives an embedded sample (``mathir demo`` runs those)
-    has_sample: bool = True
+    #: whether it has an embedded sample (``mathir demo`` runs those); default: whether
+    #: ``sample`` (or ``locate``) is given
+    has_sample: bool | None = None
     #: options of the evaluation: keywords of ``evaluate`` / ``per_topic`` / ``prepare``
     #: and flags of ``mathir evaluate``
     options: tuple[Option, ...] = ()
@@ -114,11 +130,12 @@ class Task:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "pipelines":
+            if f.name in ("pipelines", "dataset_methods"):
                 object.__setattr__(self, f.name, {k: as_stage(v) for k, v in value.items()})
             elif isinstance(value, str) and f.name not in ("name", "description",
                                                           "primary_measure", "dataset",
-                                                          "order"):
+                                                          "order", "default_year",
+                                                          "year_name"):
                 object.__setattr__(self, f.name, Ref(value))
         object.__setattr__(self, "measures", _measures(self.measures))
         names = self.measure_names
@@ -128,6 +145,13 @@ class Task:
         if self.per_topic is None and not self._by_ir_measures:
             raise ValueError(f"{self.name}: measures that are not ir_measures ones need "
                              "the task's per_topic")
+        if self.has_sample is None:
+            object.__setattr__(self, "has_sample",
+                               self.sample is not None or self.locate is not None)
+        if self.locate is None and self.has_sample and self.sample is None:
+            raise ValueError(f"{self.name}: has_sample, but no sample is declared")
+        if self.default_year is None and self.years:
+            object.__setattr__(self, "default_year", self.years[-1])
         if self.splits is None:
             splits = tuple(Split(y, y) for y in self.years)
             if self.has_sample:
@@ -200,8 +224,8 @@ class Task:
         (:attr:`TaskData.topic_ids`)."""
         import dataclasses
 
-        found = self.locate(Path(data) if data else None, year,
-                            Path(collection) if collection else None)
+        where = (Path(data) if data else None, year, Path(collection) if collection else None)
+        found = self.locate(*where) if self.locate is not None else locate(self, *where)
         if found.root is None and data:
             found = dataclasses.replace(found, root=Path(data))
         if qrels is not None:

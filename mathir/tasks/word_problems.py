@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from mathir.errors import InputError
 from mathir.samples import word_problems_sample
 from mathir.tasks import (
     Need,
@@ -21,15 +20,10 @@ from mathir.tasks import (
     Split,
     Task,
     TaskData,
-    choose,
-    data_root,
-    find_file,
     no_options,
     register,
 )
 
-WORD_PROBLEM_SPLITS = ("test", "dev") + tuple(f"alg514-fold-{k}" for k in range(5)) \
-    + tuple(f"dolphin-fold-{k}" for k in range(5))
 WORD_PROBLEM_MEASURES = {
     "solution_acc": "the solution equals the gold solution (any order of the unknowns)",
     "equation_acc": "the derivation is equivalent to the reference equations' derivation",
@@ -37,28 +31,10 @@ WORD_PROBLEM_MEASURES = {
 }
 
 
-def _locate(root: Path | None, split: str | None, collection: Path | None) -> TaskData:
-    from mathir.topics.word_problems import problems_file
-
-    split = choose(split, WORD_PROBLEM_SPLITS, "test", "word-problem split")
-    if root is None:
-        if split != "test":
-            raise InputError("the embedded word-problem sample has only the test split")
-        s = word_problems_sample()
-        return TaskData("sample", collection or s.problems, s.split("test"), s.split("test"),
-                        {"train": s.split("train")})
-    root = data_root(root)
-    extras: dict[str, Path] = {}
-    if split in ("test", "dev"):  # DRAW-1K: train on its train split
-        topics = find_file(root, f"draw-{split}.txt", "DRAW-1K split file")
-        extras["train"] = topics.parent / "draw-train.txt"
-        label = f"draw-{split}"
-    else:  # 5-fold cross-validation: train on every problem outside the fold
-        name, k = split.rsplit("-fold-", 1)
-        pattern = f"kushman-fold-{k}.txt" if name == "alg514" else f"dolphin-t2-fold-new-{k}.txt"
-        topics = find_file(root, pattern, "fold file")
-        label = split
-    return TaskData(label, collection or problems_file(topics), topics, topics, extras)
+def _sample(split: str | None, collection: Path | None) -> TaskData:
+    s = word_problems_sample()
+    return TaskData("sample", collection or s.problems, s.split("test"), s.split("test"),
+                    {"train": s.split("train")})
 
 
 def _build_index(data: TaskData, index_dir: Path, quiet: bool = False):
@@ -79,20 +55,46 @@ def _per_topic(runs: Mapping, qrels, train: str | Path | None = None, **options)
 
 
 def _splits() -> tuple[Split, ...]:
-    """DRAW-1K's test and dev splits, the 5 folds of Alg-514 and of Dolphin-L, the sample."""
-    problems = Need(("draw.json",), "the DRAW-1K problems", collection=True)
-    out = [Split(f"draw1k/{s}", s, (Need((f"draw-{s}.txt",), f"the DRAW-1K {s} split"),
-                                     Need(("draw-train.txt",), "the DRAW-1K train split"),
-                                     problems))
-           for s in ("test", "dev")]
+    """DRAW-1K's test and dev splits (trained on its train split), the 5 folds of Alg-514
+    and of Dolphin-L (trained on every problem outside the fold), the sample. A split
+    file is the topics and the gold (its problems); the problems JSON is beside it."""
+    both = ("topics", "qrels")
+    out = [Split(f"draw1k/{s}", s, (
+        Need(f"draw-{s}.txt", "DRAW-1K split file", both),
+        Need("draw-train.txt", "the DRAW-1K train split", "option", option="train",
+             beside="topics"),
+        Need("draw.json", "the DRAW-1K problems", "collection", beside="topics")),
+        data_label=f"draw-{s}") for s in ("test", "dev")]
     for name, fold_file, problems_json, title in (
             ("alg514", "kushman-fold-", "kushman.json", "Alg-514"),
             ("dolphin", "dolphin-t2-fold-new-", "dolphin_t2_final.json", "Dolphin-L")):
-        out += [Split(f"{name}/fold-{k}", f"{name}-fold-{k}",
-                      (Need((f"{fold_file}{k}.txt",), f"{title} fold {k}"),
-                       Need((problems_json,), f"the {title} problems", collection=True)))
-                for k in range(5)]
+        out += [Split(f"{name}/fold-{k}", f"{name}-fold-{k}", (
+            Need(f"{fold_file}{k}.txt", f"{title} fold file", both),
+            Need(problems_json, f"the {title} problems", "collection", beside="topics")),
+            data_label=f"{name}-fold-{k}") for k in range(5)]
     return (*out, Split("sample", "test", sample=True))
+
+
+SPLITS = _splits()
+#: The splits, as ``--year`` takes them.
+WORD_PROBLEM_SPLITS = tuple(s.label for s in SPLITS if not s.sample)
+
+def _training_problems(data: TaskData):
+    """Training problems as ``{"docno", "text", "equations", "solutions", "template",
+    "alignment"}`` (alignment: slot -> ``[SentenceId, TokenId, Value]``): those of the
+    train split (DRAW-1K), else every problem outside the fold, never the evaluated
+    problems themselves, so that a retriever cannot find the answer key."""
+    from mathir.readers.word_problems import iter_derivation_problems, read_split
+
+    train = data.extras.get("train")
+    keep = set(read_split(train)) if train else None
+    drop = set(read_split(data.topics))
+    for p in iter_derivation_problems(data.collection):
+        if (keep is None or p.id in keep) and p.id not in drop:
+            yield {"docno": p.id, "text": p.text, "equations": list(p.equations),
+                   "solutions": list(p.solutions), "template": list(p.template),
+                   "alignment": {c: [n.sentence, n.token, n.value]
+                                 for c, n in p.alignment.items()}}
 
 
 _SOLVER = "mathir.pipelines.word_problems"
@@ -107,7 +109,7 @@ WORD_PROBLEMS = register(Task(
                "template-retrieval": f"{_SOLVER}:template_retrieval",
                "trained-template-retrieval": f"{_SOLVER}:trained_template_retrieval"},
     default_pipelines=("nearest-template", "template-retrieval", "trained-template-retrieval"),
-    locate=_locate,
+    sample=_sample,
     read_topics="mathir.topics.word_problems:read_problem_topics",
     read_qrels="mathir.qrels.word_problems:read_gold",
     read_run="mathir.runs.word_problems:read_run",
@@ -117,9 +119,11 @@ WORD_PROBLEMS = register(Task(
     order="given",
     explorer="mathir.evaluation.explorer_worldtree:word_problems",
     years=WORD_PROBLEM_SPLITS,
-    published=Published("the DRAW-1K, Alg-514 and Dolphin-L derivation release (draw.json, "
-                        "kushman.json, dolphin_t2_final.json and the split files)",
+    published=Published("the DRAW-1K, Alg-514 and Dolphin-L derivation release (their "
+                        "problems JSON and split files)",
                         "https://aka.ms/derivationpaper"),
-    dataset_class="mathir.datasets:WordProblemDataset",
-    splits=_splits(),
+    default_year="test",
+    year_name="word-problem split",
+    corpus=_training_problems,
+    splits=SPLITS,
 ))

@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
 from mathir.errors import InputError
 from mathir.samples import worldtree_sample
-from mathir.storage import atomic_file, walk_glob
+from mathir.storage import atomic_file
 from mathir.tasks import (
     Need,
     Option,
@@ -21,7 +22,6 @@ from mathir.tasks import (
     Split,
     Task,
     TaskData,
-    data_root,
     no_options,
     register,
 )
@@ -39,40 +39,23 @@ WORLDTREE_MEASURES = {
 
 
 def _tablestores(root: Path) -> list[Path]:
-    return [p for p in walk_glob(root, "tables") if p.is_dir() and any(p.glob("*.tsv"))]
+    return TABLESTORE.hits(root)
 
 
-def _locate(root: Path | None, split: str | None, collection: Path | None) -> TaskData:
+def _sample(split: str | None, collection: Path | None) -> TaskData:
+    s = worldtree_sample()
+    tables = collection or s.tables
+    return TaskData("sample", tables, s.questions(split or "Dev"), s.questions(split or "Dev"),
+                    {"tablestore": tables, "lemmas": s.lemmas})
+
+
+def _with_lemmas(data: TaskData) -> TaskData:
+    """The distribution's lemma list, found beside the tablestore (when it is there)."""
     from mathir.indexing.fact_index import find_lemma_file
 
-    name = (split or "Dev").capitalize()  # train, Train and TRAIN name the same split
-    if name not in WORLDTREE_SPLITS:
-        raise InputError(f"unknown WorldTree split {split!r}; expected one of "
-                         f"{list(WORLDTREE_SPLITS)}")
-    if root is None:
-        s = worldtree_sample()
-        tables = collection or s.tables
-        return TaskData("sample", tables, s.questions(name), s.questions(name),
-                        {"tablestore": tables, "lemmas": s.lemmas})
-    root = data_root(root)
-    if collection is None:
-        found = _tablestores(root)
-        if not found:
-            raise InputError("no tablestore (a tables/ directory of TSVs) under the data "
-                             "directory; pass --collection", path=root)
-        collection = found[0]
-    questions = [p for p in walk_glob(root, f"ARC-Elementary*EXPL-{name}*.tsv")
-                 if "Masked" not in p.name]
-    masked = walk_glob(root, f"ARC-Elementary*EXPL-{name}-Masked*.tsv")
-    if not questions and not masked:
-        raise InputError(f"no {name} question file (ARC-Elementary*EXPL-{name}.tsv) under the "
-                         "data directory", path=root)
-    topics = questions[0] if questions else masked[0]
-    extras = {"tablestore": collection}
-    lemmas = find_lemma_file(collection)
-    if lemmas is not None:
-        extras["lemmas"] = lemmas
-    return TaskData(name.lower(), collection, topics, questions[0] if questions else None, extras)
+    lemmas = find_lemma_file(data.collection)
+    return data if lemmas is None else \
+        dataclasses.replace(data, extras={**data.extras, "lemmas": lemmas})
 
 
 def read_scored_questions(path: Path):
@@ -147,11 +130,21 @@ def _report(runs: Mapping, qrels, out: Path, tablestore: str | Path | None = Non
     return {"MAP by explanation length (table)": tsv, "MAP by explanation length (histogram)": png}
 
 
+#: The tablestore: a ``tables/`` folder of TSVs.
+TABLESTORE = Need("tables", "the tablestore: a tables/ folder of TSVs", "collection",
+                  option="tablestore", contains="*.tsv")
+
+
 def _split(name: str) -> Split:
+    """A split's files: the tablestore and its questions (a masked file when the split's
+    gold explanations are withheld: topics without qrels)."""
     title = name.capitalize()
     return Split(name, title, (
-        Need(("tables",), "the tablestore: a tables/ folder of TSVs", collection=True),
-        Need((f"ARC-Elementary*EXPL-{title}*.tsv",), f"the {title} questions")))
+        TABLESTORE,
+        Need(f"ARC-Elementary*EXPL-{title}*.tsv", f"{title} question file", ("topics", "qrels"),
+             optional=True, exclude="Masked"),
+        Need(f"ARC-Elementary*EXPL-{title}-Masked*.tsv", f"masked {title} question file",
+             "topics", optional=True)))
 
 
 WORLDTREE_OPTIONS = (
@@ -162,6 +155,27 @@ WORLDTREE_OPTIONS = (
 
 _LEXICAL = "mathir.pipelines.worldtree_lexical"
 _LTR = "mathir.pipelines.worldtree_ltr"
+
+def _tablestore(data: TaskData):
+    """The tablestore (:class:`mathir.indexing.fact_index.Tablestore`)."""
+    from mathir.indexing.fact_index import read_tablestore
+
+    return read_tablestore(data.extras.get("tablestore", data.collection))
+
+
+def _facts(data: TaskData) -> list[dict]:
+    """The tablestore's facts as ``{"docno": lower-cased UID, "text", "table"}`` (each UID
+    once)."""
+    return _tablestore(data).facts[["docno", "text", "table"]].to_dict("records")
+
+
+def _lemmas(data: TaskData) -> dict[str, str] | None:
+    """The lemma list (word -> lemma) of the distribution; None when absent."""
+    from mathir.indexing.fact_index import read_lemmas
+
+    path = data.extras.get("lemmas")
+    return None if path is None else read_lemmas(path)
+
 
 WORLDTREE = register(Task(
     name="worldtree",
@@ -177,7 +191,8 @@ WORLDTREE = register(Task(
                "ltr-crossencoder": f"{_LTR}:ltr_crossencoder",
                "ltr-dense-crossencoder": f"{_LTR}:ltr_dense_crossencoder"},
     default_pipelines=("tfidf", "bm25", "multihop", "fusion", "neighbours", "ltr"),
-    locate=_locate,
+    sample=_sample,
+    complete=_with_lemmas,
     read_topics=read_scored_questions,
     read_qrels="mathir.qrels.worldtree:read_qrels",
     read_run="mathir.runs.worldtree:read_run",
@@ -192,7 +207,10 @@ WORLDTREE = register(Task(
     open_index="mathir.indexing.fact_index:FactIndex",
     published=Published("the WorldTree tablestore and questions (TextGraphs-2019 shared task "
                         "data)", "http://cognitiveai.org/explanationbank/"),
-    dataset_class="mathir.datasets:WorldtreeDataset",
+    default_year="Dev",
+    year_name="WorldTree split",
+    corpus=_facts,
+    dataset_methods={"get_tablestore": _tablestore, "get_lemmas": _lemmas},
     splits=(*(_split(n) for n in ("train", "dev", "test")),
             Split("sample", "Dev", sample=True),
             *(Split(f"sample/{n}", n.capitalize(), sample=True)

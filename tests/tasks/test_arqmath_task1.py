@@ -67,9 +67,9 @@ def test_the_collection_is_chosen_explicitly_and_a_choice_among_several_is_said(
     task = get_task("arqmath-task1")
     # "thread_html_a" sorts first, but the uncut threads_all folder is preferred
     root = _data_folder(tmp_path, "thread_html_a", "threads_all")
-    with pytest.warns(UserWarning, match=r"2 Task 1 collections .*took .*threads_all "
-                      r"\(the uncut folder of thread files\) over .*thread_html_a; "
-                      r"choose another with collection=$"):  # Python's words
+    with pytest.warns(UserWarning, match=r"2 collections .*took .*threads_all over "
+                      r".*thread_html_a \(preferred in the order Posts.V1.3.xml, threads_all, "
+                      r"thread_html\*\); choose another with collection=$"):  # Python's words
         assert task.data(root, "2022").collection.name == "threads_all"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one candidate, or an explicit one: nothing to say
@@ -77,7 +77,7 @@ def test_the_collection_is_chosen_explicitly_and_a_choice_among_several_is_said(
         assert task.data(root, "2022", chosen).collection == chosen
     # the official posts come before any folder of thread files
     (root / "collection" / "Posts.V1.3.xml").write_text("<posts/>")
-    with pytest.warns(UserWarning, match=r"3 Task 1 collections .*took .*Posts.V1.3.xml"):
+    with pytest.warns(UserWarning, match=r"3 collections .*took .*Posts.V1.3.xml"):
         assert task.data(root, "2022").collection.name == "Posts.V1.3.xml"
 
 

@@ -121,3 +121,4 @@ def test_proof_topics_of_2022_by_their_category(tmp_path, monkeypatch):
         res = mathir.run_experiment(proof, data, ["bm25"], out=tmp_path, quiet=True)
     assert set(res.per_topic["bm25"]["qid"]) <= wanted
     assert parent.index(data, quiet=True).path == proof.index(data, quiet=True).path
+
