@@ -297,7 +297,7 @@ def test_a_year_without_data_is_an_error_not_the_sample(command, capsys, tmp_pat
     monkeypatch.delenv("MATHIR_DATA", raising=False)
     assert main([*command, "--quiet"]) == 2
     err = error_lines(capsys.readouterr().err)
-    assert len(err) == 1 and "needs the ARQMath files: give --data DIR" in err[0]
+    assert len(err) == 1 and "needs the real files: give --data DIR" in err[0]
     assert "MATHIR_DATA" in err[0]
 
 

@@ -1,56 +1,32 @@
 """The ``mathir`` command: it parses arguments (:mod:`mathir.cli.arguments`) and calls the
-library (:mod:`mathir.cli.commands`); errors a user can cause are one ``error:`` line and
-exit status 2, SIGTERM unwinds (:mod:`mathir.cli.interrupts`)."""
+library (:mod:`mathir.cli.commands`), in the process :mod:`mathir.process` sets up: errors
+a user can cause are one ``error:`` line and exit status 2, SIGTERM unwinds."""
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import sys
-import warnings
 
-from mathir.cli.arguments import BACKEND_NAMES, FORMATS, parser
+from mathir.cli.arguments import FORMATS, parser
 from mathir.cli.commands import COMMANDS
-from mathir.cli.interrupts import Terminated, terminate_cleanly
-from mathir.errors import CALLER, InputError
-from mathir.storage import USER_OS_ERRORS
+from mathir.errors import CALLER
+from mathir.neural.backends import BACKENDS
+from mathir.process import command_process, exit_status
+
+BACKEND_NAMES = tuple(BACKENDS)  # --backend's choices
 
 __all__ = ["BACKEND_NAMES", "COMMANDS", "FORMATS", "main", "parser"]
-
-
-@contextlib.contextmanager
-def _warnings_as_lines():
-    """Each warning shown once per place, as one ``warning: ...`` line (restored after)."""
-    previous = warnings.formatwarning
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
-        warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
-        try:
-            yield
-        finally:
-            warnings.formatwarning = previous
-
-
-def _quiet(quiet: bool):
-    """``--quiet``: no progress bar, and no warning or log message of the libraries."""
-    if not quiet:
-        return contextlib.nullcontext()
-    from mathir.experiment import quiet_libraries
-
-    return quiet_libraries()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mathir`` console script; returns the exit status."""
     token = CALLER.set("cli")  # messages name options as --flags
     try:
-        return _main(argv)
+        return _main(sys.argv[1:] if argv is None else argv)
     finally:
         CALLER.reset(token)
 
 
-def _main(argv: list[str] | None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+def _main(argv: list[str]) -> int:
     arguments = parser(overview=any(a in ("-h", "--help") for a in argv))
     args, extra = arguments.parse_known_args(argv)
     if extra:
@@ -69,25 +45,13 @@ def _main(argv: list[str] | None) -> int:
         parser().print_help()
         return 2
     try:
-        with terminate_cleanly(), _warnings_as_lines(), _quiet(getattr(args, "quiet", False)):
+        with command_process(getattr(args, "quiet", False)):
             COMMANDS[args.command](args)
-    except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("error: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
-    except BrokenPipeError:
-        return 0
-    except OSError as e:
-        # A read-only or full disk, a folder where a file goes: the user's to fix. Other
-        # OS errors (a missing internal file) are bugs and keep their traceback.
-        if e.errno not in USER_OS_ERRORS:
+    except BaseException as e:  # a bug (None) keeps its traceback
+        ended = exit_status(e)
+        if ended is None:
             raise
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"error: {where}{e.strerror}", file=sys.stderr)
-        return 2
+        if ended[1] is not None:
+            print(ended[1], file=sys.stderr)
+        return ended[0]
     return 0

@@ -15,20 +15,31 @@ pipelines, runs, evaluation) together. Its rooms:
 * :mod:`~mathir.experiment.quiet`: silencing the libraries (``--quiet``);
 * :mod:`~mathir.experiment.reports`: per-topic files, the HTML report and its explorer;
 * :mod:`~mathir.experiment.run_files`: anyone's run files (``mathir evaluate``, ``view``);
-* :mod:`~mathir.experiment.catalog`: the tasks as ``mathir tasks`` lists them.
+* :mod:`~mathir.experiment.catalog`: the tasks as ``mathir tasks`` lists them, and what
+  they declare together (run formats, evaluation options);
+* :mod:`~mathir.experiment.workflows`: the work of each ``mathir`` command, one function
+  each (``workflows.experiment``, ``workflows.evaluate``...), saying what it did.
 
 Nothing here imports pandas or PyTerrier at import time.
 """
 
 from mathir.evaluation.evaluated import check_judged
-from mathir.experiment.catalog import tasks_catalog, tasks_overview
+from mathir.experiment.catalog import (
+    evaluation_options,
+    run_formats,
+    tasks_catalog,
+    tasks_overview,
+)
 from mathir.experiment.pipelines import (
+    FACTORY_OPTIONS,
     PIPELINE_ENTRY_POINTS,
     PIPELINES_VARIABLE,
+    FactoryOption,
     Pipeline,
     PipelineSource,
     accepts,
     available_pipelines,
+    factory_options,
     import_reference,
     load_pipelines_file,
     own_pipelines,
@@ -65,10 +76,11 @@ from mathir.experiment.running import (
     write_pipeline_run,
 )
 
-__all__ = ["PIPELINE_ENTRY_POINTS", "PIPELINES_VARIABLE", "ExperimentResult", "Pipeline",
-           "PipelineError", "PipelineSource", "accepts", "available_pipelines",
-           "build_pipeline", "check_experiment", "check_judged", "check_workers",
-           "collection_docnos", "locate_data", "own_pipelines", "select_pipelines",
+__all__ = ["FACTORY_OPTIONS", "PIPELINE_ENTRY_POINTS", "PIPELINES_VARIABLE", "ExperimentResult",
+           "FactoryOption", "Pipeline", "PipelineError", "PipelineSource", "accepts",
+           "available_pipelines", "build_pipeline", "check_experiment", "check_judged",
+           "check_workers", "collection_docnos", "evaluation_options", "factory_options",
+           "locate_data", "own_pipelines", "run_formats", "select_pipelines",
            "split_reference", "tasks_catalog", "tasks_overview",
            "evaluate_run_files", "evaluate_runs", "evaluation_record", "experiment_explorer",
            "import_reference", "load_pipelines_file", "plugin_pipelines",

@@ -1,7 +1,11 @@
 """What ``mathir tasks`` lists: every registered task with its data, pipelines (those of
-entry points included), measures and qrels variants, as text or as a JSON-ready dict."""
+entry points included), measures and qrels variants, as text or as a JSON-ready dict; and
+what the tasks declare together (the choices of ``--run-format``, the flags of ``mathir
+evaluate``)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from mathir.experiment.pipelines import plugin_pipelines_by_task
 
@@ -53,3 +57,31 @@ def tasks_catalog() -> dict:
                    "data": None if t.published is None else
                    {"what": t.published.what, "url": t.published.url}}
             for name, t in TASKS.items()}
+
+
+def run_formats() -> list[str]:
+    """The run formats of every registered task (``--run-format``'s choices).
+
+    >>> run_formats()[:2]
+    ['arqmath', 'trec']
+    """
+    from mathir.tasks import TASKS
+
+    return list(dict.fromkeys(f for t in TASKS.values() for f in t.run_formats))
+
+
+def evaluation_options() -> dict[Any, list[str]]:
+    """Every registered task's evaluation options (:class:`mathir.tasks.Option`), each
+    with the tasks that declare it: the flags of ``mathir evaluate``.
+
+    >>> [tasks for option, tasks in evaluation_options().items() if option.name == "lemmas"]
+    [['worldtree']]
+    """
+    from mathir.tasks import TASKS
+
+    found: dict[Any, list[str]] = {}
+    for name, task in TASKS.items():
+        for option in task.options:
+            same = next((o for o in found if o.name == option.name), option)
+            found.setdefault(same, []).append(name)
+    return found

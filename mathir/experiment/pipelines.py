@@ -30,6 +30,7 @@ from typing import Any
 from mathir.errors import InputError
 from mathir.experiment.code_fingerprint import qualified_name
 from mathir.experiment.identity import pipeline_identity
+from mathir.neural.backends import BACKENDS
 from mathir.tasks import Ref, Task, get_task
 
 #: Entry-point group through which an installed package adds pipelines to a task. An
@@ -124,6 +125,61 @@ def accepts(factory: Any, parameter: str) -> bool:
     forwards = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     return forwards and wrapped is not None and wrapped is not factory \
         and accepts(wrapped, parameter)
+
+
+@dataclass(frozen=True)
+class FactoryOption:
+    """A keyword argument given to every pipeline factory naming it (:func:`accepts`), and
+    the flag of ``mathir experiment`` and ``mathir run`` that sets it.
+
+    >>> [(o.flag, o.keyword) for o in FACTORY_OPTIONS][-1]
+    ('--dense-search', 'search')
+    """
+
+    flag: str
+    keyword: str
+    help: str
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+
+
+#: the factories' keyword arguments a caller sets for every pipeline at once
+FACTORY_OPTIONS = (
+    FactoryOption("--cross-encoder", "cross_encoder", "cross-encoder model (from `mathir "
+                  "train-reranker`): the cross_encoder argument of every pipeline taking one "
+                  "(bm25>>crossencoder, WorldTree ltr-crossencoder, ltr-dense-crossencoder)",
+                  "DIR"),
+    FactoryOption("--bi-encoder", "bi_encoder", "bi-encoder model (from `mathir train-reranker "
+                  "--kind bi-encoder`): the bi_encoder argument of every pipeline taking one "
+                  "(WorldTree ltr-dense, ltr-dense-crossencoder)", "DIR"),
+    FactoryOption("--backend", "backend", "how the bi- and cross-encoders compute: torch "
+                  "(default; PyTorch float32), onnx (ONNX Runtime float32), onnx-int8 (8-bit "
+                  "weights), openvino (OpenVINO float32) or openvino-int8 (8-bit weights and "
+                  "activations, calibrated on the embedded sample), exported locally and cached "
+                  "on first use; the backend argument of every pipeline taking one "
+                  "(bm25>>biencoder, dense, fusion, bm25>>crossencoder)",
+                  choices=tuple(BACKENDS)),
+    FactoryOption("--dense-search", "search", "how dense retrieval searches the passage "
+                  "vectors: exhaustive (default; NumPy scan) or a FAISS hnsw / ivf index built "
+                  "beside them, candidates rescored exactly; parameters after a colon, e.g. "
+                  "ivf:nprobe=128,f16=1 (f16=1: rescore from float16 copies, half the memory) "
+                  "(the search argument of dense, fusion)", "KIND[:NAME=N,...]"))
+
+
+def factory_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keyword arguments of :data:`FACTORY_OPTIONS` given in ``options``, those not given
+    dropped and a dense search spec checked and in its canonical form: a wrong spec fails
+    before any index is built, and the same search is the same argument of a run's identity.
+
+    >>> factory_options({"cross_encoder": "models/ce", "bi_encoder": None, "search": "ivf"})
+    {'cross_encoder': 'models/ce', 'search': 'ivf'}
+    """
+    found = {k: v for k, v in (options or {}).items() if v}
+    if "search" in found:
+        from mathir.indexing.ann_index import check_search
+
+        found["search"] = check_search(found["search"])
+    return found
 
 
 def import_reference(target: str, what: str = "pipeline") -> Any:

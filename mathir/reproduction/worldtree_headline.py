@@ -353,3 +353,45 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
     write_report(report, out)
     progress(f"done: {out / 'worldtree.md'}, {out / 'worldtree.json'}")
     return report
+
+
+def reproduce_or_combine(data: str | Path | None = None, seeds: int = 3,
+                         seed: Sequence[int] | None = None,
+                         combine: Sequence[str | Path] | None = None,
+                         models_dir: str | Path = "models/reproduce",
+                         out: str | Path = "runs/reproduce", test: bool = True,
+                         ensemble: bool = False, as_json: bool = False, quiet: bool = False,
+                         parallel: bool = True, smoke: bool = False,
+                         max_questions: int | None = None, max_steps: int | None = None,
+                         echo: Callable[..., None] | None = None) -> dict:
+    """What ``mathir reproduce worldtree`` does: with ``combine`` (the reports of single
+    seeds), :func:`combine_reports`; else :func:`reproduce_worldtree` of the seeds ``seed``
+    (default: 0 .. ``seeds`` - 1), on Dev and, with ``test``, on Test. Says the table in
+    Markdown (``as_json``: the report as one JSON object) through ``echo`` (``echo(text)``
+    the result, ``echo(text, True)`` the files written), progress lines unless ``quiet``.
+
+    >>> reproduce_or_combine(seeds=0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: --seeds must be at least 1
+    """
+    from mathir.reproduction.worldtree_report import markdown_tables
+
+    echo = echo or (lambda text, err=False: None)
+    progress = (lambda line: None) if quiet else None
+    if combine:
+        report = combine_reports(combine, out, ensemble=ensemble, progress=progress)
+    else:
+        for name, value in (("seeds", seeds), ("max-questions", max_questions),
+                            ("max-steps", max_steps)):  # before any work
+            if value is not None and value < 1:
+                raise InputError(f"--{name} must be at least 1")
+        report = reproduce_worldtree(
+            data, seeds=seed or list(range(seeds)), models_dir=models_dir, out=out,
+            evaluate=("dev", "test") if test else ("dev",), ensemble=ensemble,
+            parallel=parallel, smoke=smoke, max_questions=max_questions, max_steps=max_steps,
+            progress=progress)
+    echo(json.dumps(report) if as_json else markdown_tables(report))
+    if not (combine or as_json):
+        for what, path in report["files"].items():
+            echo(f"{what}: {path}", True)
+    return report
