@@ -29,7 +29,7 @@ gives 1.4M answers: the collection's size, measured rather than projected).
 ``--dtype float16`` encodes with half-precision weights; ``--save-vectors FILE.npy`` keeps
 the sample's passage vectors and ``--compare-vectors FILE.npy`` reports their cosines with
 vectors saved by another run (the CPU's float32 vectors, say). ``--texts DIR`` reads an
-answer-texts store (``mathir.AnswerTexts``) instead of the thread files and ``--model
+answer-texts store (``mathir.indexing.AnswerTexts``) instead of the thread files and ``--model
 DIR`` another copy of the bi-encoder, for a machine that holds neither the data folder nor
 the packaged model:
 
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", type=int, default=TARGET_ANSWERS,
                     help="answers to project to (1,400,000)")
     ap.add_argument("--texts", type=Path, default=None,
-                    help="an answer-texts store (mathir.AnswerTexts) to read instead of the "
+                    help="an answer-texts store (mathir.indexing.AnswerTexts) to read instead of the "
                          "thread sample")
     ap.add_argument("--model", type=Path, default=None,
                     help="the bi-encoder's directory (default: the packaged all-MiniLM-L6-v2)")

@@ -27,7 +27,7 @@ class PipelineSpec:
     """What a worker needs to rebuild a pipeline: a factory and its arguments.
 
     ``factory(*args, **kwargs)`` must be importable by name (a module-level function),
-    e.g. ``PipelineSpec(mathir.tasks.build_pipeline, ("arqmath-task1", "bm25", "idx/"))``.
+    e.g. ``PipelineSpec(mathir.experiment.running.build_pipeline, ("arqmath-task1", "bm25", "idx/"))``.
     """
 
     factory: Callable[..., pt.Transformer]

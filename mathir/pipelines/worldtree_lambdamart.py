@@ -36,7 +36,8 @@ class RankerSettings:
 #: LightGBM threads of :func:`train_ranker`: a fixed number rather than 0 (OpenMP's
 #: default, the machine's core count), since LightGBM's ``deterministic`` mode promises the
 #: same trees for the same parameters only. (On the WorldTree Train features 1, 2, 3, 8 and
-#: 16 threads gave identical trees and scores; tests/test_reproduce.py checks 1 against 2.)
+#: 16 threads gave identical trees and scores;
+#: tests/reproduction/test_worldtree_headline.py checks 1, 2 and 3.)
 RANKER_THREADS = 2
 
 
