@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,8 @@ settings.register_profile("long", max_examples=3000, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# Collection fingerprints cache file digests in the user's cache folder: tests keep theirs
-# in a temporary one (inherited by the processes they start).
-os.environ.setdefault("MATHIR_CACHE_DIR", tempfile.mkdtemp(prefix="mathir-test-cache-"))
+# Collection fingerprints cache file digests in the user's cache folder: the tests keep
+# theirs in the run's temporary folder (../conftest.py), inherited by the processes they start.
 
 REAL_DATA = Path(os.environ.get("MATHIR_SHARED_DATA",
                                 Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -40,10 +38,21 @@ def sample():
 
 
 @pytest.fixture(scope="session")
-def sample_index(sample, tmp_path_factory):
+def sample_index(sample, samples_dir):
+    """The answer index of the embedded sample, built once per run: in the folder where the
+    doctests build theirs (../conftest.py), so they reuse it (and the dense index beside it)."""
     from mathir.indexing.answer_index import AnswerIndex
 
-    return AnswerIndex.build(sample.posts, tmp_path_factory.mktemp("idx") / "answers", quiet=True)
+    return AnswerIndex.build(sample.posts, samples_dir / "sample-answers", quiet=True)
+
+
+@pytest.fixture(scope="session")
+def sample_formula_index(sample, samples_dir):
+    """The formula index of the embedded sample (its formula TSV), built once per run
+    beside :func:`sample_index` (the doctests' ``"sample-formulas"``)."""
+    from mathir.indexing.formula_index import FormulaIndex
+
+    return FormulaIndex.build(sample.formulas, samples_dir / "sample-formulas", quiet=True)
 
 
 def error_lines(err: str) -> list[str]:

@@ -137,6 +137,7 @@ def test_the_sample_gives_one_number_every_way(task_name, tmp_path, capsys):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_task1_2022_judged_pool_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))  # the dataset's index
     data = real_path("arqmath")
@@ -151,6 +152,7 @@ def test_task1_2022_judged_pool_gives_one_number_every_way(tmp_path, capsys, mon
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_task2_2022_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))
     every_path("arqmath-task2", "arqmath/task2/2022", "formula-words", tmp_path, capsys,
@@ -158,6 +160,7 @@ def test_task2_2022_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_worldtree_dev_gives_one_number_every_way(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PYTERRIER_HOME", str(tmp_path / "pyterrier"))
     every_path("worldtree", "worldtree/dev", "tfidf", tmp_path, capsys, real_path("worldtree"),

@@ -136,9 +136,8 @@ class AnswerIndex(pt.Artifact):
         ``docno``, from the answer texts beside the index
         (:class:`~mathir.indexing.text_store.AnswerTexts`, built from the index's collection on first use).
 
-        >>> import tempfile
         >>> from mathir.samples import arqmath_sample
-        >>> idx = AnswerIndex.build(arqmath_sample().posts, tempfile.mkdtemp() + "/i", quiet=True)
+        >>> idx = AnswerIndex.build(arqmath_sample().posts, "sample-answers", quiet=True)
         >>> import pandas as pd
         >>> loaded = pt.text.get_text(idx, "text")(pd.DataFrame({"qid": ["1"], "docno": ["1002"]}))
         >>> loaded.columns.tolist(), "$" in loaded["text"][0]
@@ -217,9 +216,8 @@ class AnswerIndex(pt.Artifact):
         default) reuses the index at ``path`` whatever its scoring and shards, and
         builds ``bm25`` (one PISA index, any k1 and b when searching) where there is none.
 
-        >>> import tempfile
         >>> from mathir.samples import arqmath_sample
-        >>> idx = AnswerIndex.build(arqmath_sample().posts, tempfile.mkdtemp() + "/i", quiet=True)
+        >>> idx = AnswerIndex.build(arqmath_sample().posts, "sample-answers", quiet=True)
         >>> idx.num_docs
         250
         """

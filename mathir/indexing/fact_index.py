@@ -276,9 +276,8 @@ class FactIndex(pt.Artifact):
         """PyTerrier's text loader (``pt.text.get_text(index, fields)``): adds each fact's
         ``text`` and ``table`` by ``docno``.
 
-        >>> import tempfile
         >>> from mathir.samples import worldtree_sample
-        >>> idx = FactIndex.build(worldtree_sample().tables, tempfile.mkdtemp() + "/f")
+        >>> idx = FactIndex.build(worldtree_sample().tables, "sample-facts")
         >>> res = pd.DataFrame({"qid": ["1"], "docno": [idx.docnos()[0]]})
         >>> pt.text.get_text(idx, "text")(res)["text"][0] == idx.texts()[idx.docnos()[0]]
         True
@@ -330,9 +329,8 @@ class FactIndex(pt.Artifact):
               quiet: bool = True) -> FactIndex:
         """Index the facts of the tablestore at ``tablestore`` into ``path``.
 
-        >>> import tempfile
         >>> from mathir.samples import worldtree_sample
-        >>> idx = FactIndex.build(worldtree_sample().tables, tempfile.mkdtemp() + "/f")
+        >>> idx = FactIndex.build(worldtree_sample().tables, "sample-facts")
         >>> idx.num_docs == len(read_tablestore(worldtree_sample().tables).facts)
         True
         """

@@ -100,10 +100,9 @@ class FormulaIndex(pt.Artifact):
         call (seconds for a posts file, minutes for the full formula TSV): for looking at
         results rather than reranking every topic's list. The ids come from the index.
 
-        >>> import tempfile
         >>> import pandas as pd
         >>> from mathir.samples import arqmath_sample
-        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, "sample-formulas", quiet=True)
         >>> res = pd.DataFrame({"qid": ["1"], "docno": [idx.docnos()[0]]})
         >>> pt.text.get_text(idx, ["text", "post_id"])(res)[["text", "post_id"]].values.tolist()
         [['x^x', '1001']]
@@ -161,9 +160,8 @@ class FormulaIndex(pt.Artifact):
     def positions(self, formula_ids) -> np.ndarray:
         """Row of each formula id (strings) in index order; -1 when not indexed.
 
-        >>> import tempfile
         >>> from mathir.samples import arqmath_sample
-        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, "sample-formulas", quiet=True)
         >>> idx.positions([idx.docnos()[3], "no such id"]).tolist()
         [3, -1]
         """
@@ -227,9 +225,8 @@ class FormulaIndex(pt.Artifact):
         it did, they are counted from PISA's postings on first use (seconds at millions of
         terms).
 
-        >>> import tempfile
         >>> from mathir.samples import arqmath_sample
-        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, "sample-formulas", quiet=True)
         >>> idx.document_frequency("words", ["x", "no-such-token"]).tolist()
         [352, 0]
         """
@@ -283,9 +280,8 @@ class FormulaIndex(pt.Artifact):
         index at ``path`` whatever its scoring and shards, and builds ``bm25`` where
         there is none: a command that only opens an index never turns one into the other.
 
-        >>> import tempfile
         >>> from mathir.samples import arqmath_sample
-        >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+        >>> idx = FormulaIndex.build(arqmath_sample().formulas, "sample-formulas", quiet=True)
         >>> idx.num_docs > 1000, idx.fallbacks < 5
         (True, True)
         """

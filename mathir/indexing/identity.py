@@ -82,7 +82,7 @@ def module_sources(module: str) -> tuple[Path, ...]:
     each package on the way; sorted.
 
     >>> [p.relative_to(PACKAGE_DIR).as_posix() for p in module_sources("mathir.readers.latex_words")]
-    ['__init__.py', '_version.py', 'indexing/__init__.py', 'indexing/latex_words.py', 'lazy_exports.py']
+    ['__init__.py', '_version.py', 'lazy_exports.py', 'readers/__init__.py', 'readers/latex_words.py']
     """
     seen: set[Path] = set()
     todo = [module]

@@ -64,9 +64,8 @@ class AnswerTexts(Mapping):
     thread and process, so a read-only index works and threads and workers may share
     an ``AnswerTexts`` (a pickled one reopens the file where it is unpickled).
 
-    >>> import tempfile
     >>> from mathir.samples import arqmath_sample
-    >>> texts = AnswerTexts.build(arqmath_sample().posts, tempfile.mkdtemp() + "/t", quiet=True)
+    >>> texts = AnswerTexts.build(arqmath_sample().posts, "sample-texts", quiet=True)
     >>> len(texts), "$" in " ".join(texts.frame()["text"])
     (250, True)
     >>> texts.lookup(["1003", "1002"])["docno"].tolist()
@@ -186,9 +185,8 @@ class AnswerTexts(Mapping):
         """PyTerrier's text loader (``pt.text.get_text(texts, fields)``): adds ``title``
         and/or ``text`` (:data:`TEXT_FIELDS`) to each row by ``docno``.
 
-        >>> import tempfile
         >>> from mathir.samples import arqmath_sample
-        >>> texts = AnswerTexts.build(arqmath_sample().posts, tempfile.mkdtemp() + "/t", quiet=True)
+        >>> texts = AnswerTexts.build(arqmath_sample().posts, "sample-texts", quiet=True)
         >>> res = pd.DataFrame({"qid": ["1"], "docno": ["1002"]})
         >>> pt.text.get_text(texts, "text")(res).columns.tolist()
         ['qid', 'docno', 'text']

@@ -135,11 +135,10 @@ def extractive(retriever: pt.Transformer, texts, max_chars: int = MAX_ANSWER_CHA
                ) -> pt.Transformer:
     """A Task 3 system from a Task 1 pipeline: its top answer, cut to ``max_chars``.
 
-    >>> import tempfile
     >>> from mathir.indexing.answer_index import AnswerIndex
     >>> from mathir.pipelines.lexical import bm25
     >>> from mathir.samples import arqmath_sample
-    >>> idx = AnswerIndex.build(arqmath_sample().posts, tempfile.mkdtemp() + "/i", quiet=True)
+    >>> idx = AnswerIndex.build(arqmath_sample().posts, "sample-answers", quiet=True)
     >>> system = extractive(bm25(idx), index_collection_texts(idx))
     >>> res = system.search("derivative of $x^x$")
     >>> len(res), len(res.answer[0]) <= 1200

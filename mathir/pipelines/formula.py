@@ -108,9 +108,8 @@ class PruneQuery(pt.Transformer):
     top 2,000 hits; ``None`` switches either rule off. Every parameter may change between
     calls (``set_parameter``).
 
-    >>> import tempfile
     >>> from mathir.samples import arqmath_sample
-    >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+    >>> idx = FormulaIndex.build(arqmath_sample().formulas, "sample-formulas", quiet=True)
     >>> q = FormulaQuery("words")(pd.DataFrame({"qid": ["1"], "query": ["$x^2 + y$"]}))
     >>> idx.num_docs, idx.document_frequency("words", q["query_toks"][0]).tolist()
     (1528, [352, 448, 359, 278, 46])
@@ -266,9 +265,8 @@ def formula_tuples(index: FormulaIndex, num_results: int = 1000, verbose: bool =
     (``prune_from=0``) it gives nDCG' 0.7676 against 0.7668 with every tuple. Smaller
     indexes, and ``max_df=None, max_terms=None``: every tuple, exact BM25 over the query.
 
-    >>> import tempfile
     >>> from mathir.samples import arqmath_sample
-    >>> idx = FormulaIndex.build(arqmath_sample().formulas, tempfile.mkdtemp() + "/f", quiet=True)
+    >>> idx = FormulaIndex.build(arqmath_sample().formulas, "sample-formulas", quiet=True)
     >>> res = formula_tuples(idx, 5).search(r"\\\\ln y=x\\\\ln x")
     >>> len(res), res.visual_id.is_unique
     (5, True)

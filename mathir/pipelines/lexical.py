@@ -141,9 +141,8 @@ def bm25(index: AnswerIndex, num_results: int = 1000, k1: float = 1.2, b: float 
          verbose: bool = False) -> pt.Transformer:
     """BM25 over the answer index with formulas as words (Terrier's k1=1.2, b=0.75).
 
-    >>> import tempfile
     >>> from mathir.samples import arqmath_sample
-    >>> idx = AnswerIndex.build(arqmath_sample().posts, tempfile.mkdtemp() + "/i", quiet=True)
+    >>> idx = AnswerIndex.build(arqmath_sample().posts, "sample-answers", quiet=True)
     >>> res = bm25(idx, 5).search("integration by parts $\\\\int x e^x dx$")
     >>> len(res)
     5

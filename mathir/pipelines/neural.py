@@ -254,9 +254,8 @@ def bm25_biencoder(index: AnswerIndex, depth: int = 100, model: str | Path | Non
                    verbose: bool = False, backend: str = "torch") -> pt.Transformer:
     """BM25's top ``depth`` answers reranked by the bi-encoder (``bm25>>biencoder``).
 
-    >>> import tempfile
     >>> from mathir.samples import arqmath_sample
-    >>> idx = AnswerIndex.build(arqmath_sample().posts, tempfile.mkdtemp() + "/i", quiet=True)
+    >>> idx = AnswerIndex.build(arqmath_sample().posts, "sample-answers", quiet=True)
     >>> res = bm25_biencoder(idx, depth=5).search("integration by parts $\\\\int x e^x dx$")
     >>> len(res), bool(res["score"].between(-1, 1).all())
     (5, True)
@@ -341,9 +340,8 @@ def dense(index: AnswerIndex | DenseAnswerIndex, model: str | Path | None = None
     use, candidates rescored exactly: :mod:`mathir.indexing.ann_index`), with parameters
     as ``ivf:nprobe=128,f16=1`` (:func:`~mathir.indexing.ann_index.parse_search`).
 
-    >>> import tempfile
     >>> from mathir.samples import arqmath_sample
-    >>> idx = AnswerIndex.build(arqmath_sample().posts, tempfile.mkdtemp() + "/i", quiet=True)
+    >>> idx = AnswerIndex.build(arqmath_sample().posts, "sample-answers", quiet=True)
     >>> dense(idx, num_results=3).search("integration by parts")["rank"].tolist()
     [0, 1, 2]
     """

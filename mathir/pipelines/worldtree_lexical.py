@@ -152,9 +152,8 @@ def _top(scores: np.ndarray, k: int | None) -> tuple[np.ndarray, np.ndarray]:
 class FactRanker(pt.Transformer):
     """Rank the facts for each query with one :class:`LexicalModel` (all facts by default).
 
-    >>> import tempfile
     >>> from mathir.samples import worldtree_sample
-    >>> idx = FactIndex.build(worldtree_sample().tables, tempfile.mkdtemp() + "/f")
+    >>> idx = FactIndex.build(worldtree_sample().tables, "sample-facts")
     >>> res = FactRanker(idx, "bm25").search("melting is changing from solid to liquid")
     >>> len(res) == idx.num_docs, int(res["rank"].min())
     (True, 0)
@@ -205,9 +204,8 @@ class IterativeExpansion(pt.Transformer):
     tf-idf vector). After ``hops`` picks, the remaining facts are ranked by the expanded
     query. Scores decrease down the ranking (picked facts above all others).
 
-    >>> import tempfile
     >>> from mathir.samples import worldtree_sample
-    >>> idx = FactIndex.build(worldtree_sample().tables, tempfile.mkdtemp() + "/f")
+    >>> idx = FactIndex.build(worldtree_sample().tables, "sample-facts")
     >>> res = IterativeExpansion(idx, hops=3).search("an ice cube melts in the sun")
     >>> len(res) == idx.num_docs
     True
@@ -290,9 +288,8 @@ class CompleteRanking(pt.Transformer):
     Use after anything that returns fewer than all facts (a reranker's top k, a
     fusion), since the official scorer gives AP 0 when a gold fact is not ranked.
 
-    >>> import tempfile
     >>> from mathir.samples import worldtree_sample
-    >>> idx = FactIndex.build(worldtree_sample().tables, tempfile.mkdtemp() + "/f")
+    >>> idx = FactIndex.build(worldtree_sample().tables, "sample-facts")
     >>> first = pd.DataFrame({"qid": ["1"], "query": ["q"], "docno": [idx.docnos()[5]], "score": [2.0], "rank": [0]})
     >>> out = CompleteRanking(idx)(first)
     >>> len(out) == idx.num_docs, out.docno[0] == idx.docnos()[5]

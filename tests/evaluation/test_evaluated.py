@@ -269,6 +269,7 @@ def test_view_and_experiment_agree_with_the_evaluation(cut):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_view_of_arqmath1_runs_badges_only_what_the_score_used(tmp_path):
     """The 2020 view of the issue: before, 1,874 of 2,056 listed hits carried an H/M/L/N
     badge of an answer the collection does not hold, and 76 topic columns scored 0.0000

@@ -413,6 +413,7 @@ def test_a_mean_at_a_tie_prints_as_trec_eval_prints_it(trec_eval, tmp_path):
 
 @pytest.mark.realdata
 @pytest.mark.parametrize("qrels_name", ["qrel_task1_2020_official.tsv"])
+@pytest.mark.slow
 def test_real_arqmath1_runs(trec_eval, tmp_path, qrels_name):
     qrels = real_path("arqmath", "qrels", "task1", qrels_name)
     folder = real_path("arqmath", "runs", "arqmath1")

@@ -147,8 +147,8 @@ def test_a_slice_of_answers_is_the_islice_of_all(sample, rows):
 
 
 def test_a_late_slice_makes_no_text_of_the_answers_before_it(sample, monkeypatch):
-    from mathir.indexing import mse_posts
     from mathir.indexing.answer_collection import AnswerCollection
+    from mathir.readers import mse_posts
 
     made = []
     text = mse_posts.Post.text
@@ -248,7 +248,7 @@ def test_a_one_word_edit_of_latex_words_rebuilds_the_index(sample, tmp_path, mon
     monkeypatch.setattr(identity, "PACKAGE_DIR", source)
     fresh_identity()
     try:
-        assert source / "indexing" / "latex_words.py" in identity.module_sources(
+        assert source / "readers" / "latex_words.py" in identity.module_sources(
             "mathir.indexing.answer_index")
         index = AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
         built = index.manifest["writer"]["code"]
@@ -256,7 +256,7 @@ def test_a_one_word_edit_of_latex_words_rebuilds_the_index(sample, tmp_path, mon
         AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
         assert (index.path / "marker").exists()  # unchanged code: reused
 
-        words = source / "indexing" / "latex_words.py"
+        words = source / "readers" / "latex_words.py"
         words.write_text(words.read_text().replace('"%": "percent"', '"%": "percentage"'))
         fresh_identity()
         index = AnswerIndex.build(sample.posts, tmp_path / "idx", quiet=True)
@@ -271,13 +271,13 @@ def test_the_code_an_index_identity_hashes_is_what_its_builder_imports():
     from mathir.indexing.identity import module_sources
 
     def names(module):
-        return {p.relative_to(p.parents[1]).as_posix() if p.parent.name == "indexing"
+        return {p.relative_to(p.parents[1]).as_posix() if p.parent.name in ("indexing", "readers")
                 else p.name for p in module_sources(module)}
 
     answers = names("mathir.indexing.answer_index")
     # the readers, the tokenizers and the writers, also those imported inside functions
-    assert {"indexing/latex_words.py", "indexing/html_text.py", "indexing/mse_posts.py",
-            "indexing/thread_html.py", "safe_xml.py", "indexing/tfidf.py",
+    assert {"readers/latex_words.py", "readers/html_text.py", "readers/mse_posts.py",
+            "readers/thread_html.py", "readers/safe_xml.py", "indexing/tfidf.py",
             "indexing/answer_collection.py", "indexing/pisa_bm25.py",
             "indexing/text_store.py", "indexing/pisa_impacts.py",
             "indexing/text_loader.py", "indexes.py", "files.py"} <= answers

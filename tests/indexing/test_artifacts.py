@@ -238,7 +238,9 @@ WRITERS = {"answers": "pyterrier-pisa", "formulas": "lxml", "facts": "pandas",
            "texts": "lxml", "dense": "pyterrier-dr", "ann": "faiss-cpu"}
 
 
-@pytest.mark.parametrize("kind", [*KINDS, "ann"])
+# (the dense index is encoded three times: slow)
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k == "dense" else k
+                                  for k in [*KINDS, "ann"]])
 def test_an_index_is_rebuilt_when_its_code_or_a_writing_library_changes(kind, tmp_path,
                                                                         monkeypatch):
     """Issue: an index's identity held no code or library versions: after a one-word change

@@ -67,7 +67,7 @@ def test_passages_repeat_the_title_and_cover_long_answers():
 
 
 def test_sibling_and_collection_of(sample_index, sample):
-    assert sibling(sample_index, "texts") == sample_index.path.parent / "answers-texts"
+    assert sibling(sample_index, "texts") == sample_index.path.parent / "sample-answers-texts"
     assert collection_of(sample_index).path == sample.posts.resolve()
 
 

@@ -36,7 +36,9 @@ def _pyterrier_pisa(path, docs):
         .index({"docno": d, "toks": t} for d, t in docs)
 
 
-@pytest.mark.parametrize("run_postings,merge_postings", [(1 << 24, 1 << 24), (50, 40), (1, 1)])
+# (runs of one posting merged one at a time: thousands of run files, slow)
+@pytest.mark.parametrize("run_postings,merge_postings", [
+    (1 << 24, 1 << 24), (50, 40), pytest.param(1, 1, marks=pytest.mark.slow)])
 def test_same_files_as_pyterrier_pisa(tmp_path, monkeypatch, run_postings, merge_postings):
     docs = _docs(700)
     _pyterrier_pisa(tmp_path / "theirs", docs)

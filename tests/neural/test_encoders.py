@@ -65,6 +65,7 @@ def test_onnx_backends_agree_with_torch():
     assert onnx.backend_key.startswith("-onnx-") and load_bi_encoder().backend_key == ""
 
 
+@pytest.mark.slow
 def test_openvino_backends_agree_with_torch():
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
@@ -126,6 +127,7 @@ def test_run_identity_differs_by_backend_and_records_the_export():
     assert "bi-encoder queries" not in f32["backend"]["models"]
 
 
+@pytest.mark.slow
 def test_cross_encoder_backends_agree(tmp_path):
     import torch
     from sentence_transformers import CrossEncoder

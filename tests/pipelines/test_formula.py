@@ -22,10 +22,8 @@ from mathir.topics.arqmath import read_task1_topics, read_task2_topics
 
 
 @pytest.fixture(scope="module")
-def findex(tmp_path_factory):
-    from mathir.samples import arqmath_sample
-    return FormulaIndex.build(arqmath_sample().formulas, tmp_path_factory.mktemp("f") / "i",
-                              quiet=True)
+def findex(sample_formula_index):
+    return sample_formula_index
 
 
 @pytest.mark.parametrize("make", [formula_words, formula_tuples])

@@ -54,10 +54,8 @@ def test_pisa_bm25_num_results_and_threads_can_change(sample_index, task1):
 
 
 @pytest.fixture(scope="module")
-def findex(tmp_path_factory, sample):
-    from mathir.indexing.formula_index import FormulaIndex
-
-    return FormulaIndex.build(sample.formulas, tmp_path_factory.mktemp("f") / "i", quiet=True)
+def findex(sample_formula_index):
+    return sample_formula_index
 
 
 def test_formula_retriever_and_query_parameters(findex, sample):
@@ -118,9 +116,9 @@ QUESTIONS = pd.DataFrame({"qid": ["1", "2"], "query": ["an ice cube melts in the
 
 @pytest.mark.parametrize("cls", ["FactRanker", "IterativeExpansion"])
 def test_worldtree_rankers_k1_b_and_model(facts, cls):
-    from mathir.pipelines import worldtree
+    from mathir.pipelines import worldtree_lexical
 
-    make = getattr(worldtree, cls)
+    make = getattr(worldtree_lexical, cls)
     ranker = make(facts, "bm25")
     before = _ranking(ranker(QUESTIONS))
     ranker.set_parameter("k1", 2.0)

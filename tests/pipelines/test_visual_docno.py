@@ -8,7 +8,6 @@ import pytest
 
 from mathir.evaluation.formula_search import evaluate_task2
 from mathir.evaluation.prime import ARQMATH_MEASURES
-from mathir.indexing.formula_index import FormulaIndex
 from mathir.pipelines.dedup import VisualDedup, VisualIdDocno
 from mathir.pipelines.formula import formula_tuples, formula_words
 from mathir.qrels.arqmath import read_qrels
@@ -19,8 +18,8 @@ MEASURES = list(ARQMATH_MEASURES.values())
 
 
 @pytest.fixture(scope="module")
-def findex(tmp_path_factory, sample):
-    return FormulaIndex.build(sample.formulas, tmp_path_factory.mktemp("f") / "i", quiet=True)
+def findex(sample_formula_index):
+    return sample_formula_index
 
 
 @pytest.fixture(scope="module")

@@ -181,6 +181,7 @@ def test_neural_pipelines_name_the_missing_model(index):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_ltr_on_the_real_dev_split(tmp_path):
     root = real_path("worldtree")
     tables = next(root.rglob("tables"))
