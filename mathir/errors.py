@@ -59,3 +59,20 @@ def require_file(path: str | Path, what: str = "file") -> Path:
     if not p.is_file():
         raise InputError(f"{what} is not a regular file", path=p)
     return p
+
+
+def require_files(folder: str | Path, pattern: str, what: str) -> list[Path]:
+    """The files of ``folder`` whose names match ``pattern``, in name order; an
+    InputError naming the folder when it is missing or holds none.
+
+    >>> require_files("/nonexistent", "*.tsv", "run files")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    mathir.errors.InputError: /nonexistent: folder of run files not found
+    """
+    d = Path(folder)
+    if not d.is_dir():
+        raise InputError(f"folder of {what} not found", path=d)
+    files = sorted(p for p in d.glob(pattern) if p.is_file())
+    if not files:
+        raise InputError(f"no {what} ({pattern}) in the folder", path=d)
+    return files

@@ -132,7 +132,7 @@ def test_an_empty_thread_folder_is_one_error_line(tmp_path, capsys, sample):
                  "--out", str(tmp_path / "o"), "--quiet", "--pipelines", "bm25"])
     err = error_lines(capsys.readouterr().err)
     assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
-    assert "threads_all" in err[0] and "no *.html thread files" in err[0]
+    assert "threads_all" in err[0] and "no thread files (*.html) in the folder" in err[0]
 
 
 def test_evaluate_with_topics_refuses_unknown_topic(tmp_path, sample, capsys):

@@ -32,7 +32,7 @@ import pandas as pd
 import pyterrier as pt
 from scipy import sparse
 
-from mathir.errors import InputError
+from mathir.errors import InputError, require_files
 from mathir.indexing.identity import writer_identity
 from mathir.readers.tabular import iter_lines
 from mathir.storage import (
@@ -106,10 +106,7 @@ def tables_dir(path: str | Path) -> Path:
     p = Path(path)
     if (p / "tables").is_dir():
         p = p / "tables"
-    if not p.is_dir():
-        raise InputError("tablestore directory not found", path=p)
-    if not any(p.glob("*.tsv")):
-        raise InputError("no table TSV files in the tablestore directory", path=p)
+    require_files(p, "*.tsv", "table files")
     return p
 
 
@@ -147,7 +144,7 @@ def read_tablestore(path: str | Path, warn: bool = True) -> Tablestore:
     duplicates: list[str] = []
     conflicts = []
     skipped = []
-    for table in sorted(root.glob("*.tsv")):
+    for table in require_files(root, "*.tsv", "table files"):
         n = 0
         for fact in iter_table_facts(table):
             n += 1

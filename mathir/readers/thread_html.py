@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lxml import etree, html
 
-from mathir.errors import InputError, require_file
+from mathir.errors import InputError, require_file, require_files
 from mathir.readers.formula_tsv import FormulaRecord
 from mathir.readers.mse_posts import Post
 
@@ -91,13 +91,7 @@ def read_thread_file(path: str | Path) -> ThreadFile:
 
 def iter_thread_files(directory: str | Path) -> Iterator[ThreadFile]:
     """Read every ``*.html`` thread file of a directory, in file-name order."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise InputError("thread HTML directory not found", path=directory)
-    files = sorted(directory.glob("*.html"))
-    if not files:
-        raise InputError("no *.html thread files in directory", path=directory)
-    for f in files:
+    for f in require_files(directory, "*.html", "thread files"):
         yield read_thread_file(f)
 
 

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from mathir.errors import InputError, option
+from mathir.errors import InputError, require_files
 from mathir.evaluation.measures import PRIME_MEASURES
 from mathir.samples import arqmath_sample
 from mathir.tasks import (
@@ -26,7 +26,7 @@ from mathir.tasks import (
     no_options,
     register,
 )
-from mathir.tasks.locate import find_need
+from mathir.tasks.locate import find_need, no_collection
 
 ARQMATH_YEARS = ("2020", "2021", "2022")
 ARQMATH_FILES = Published("the ARQMath collection, topics and qrels",
@@ -58,8 +58,7 @@ def find_task1_collection(root: Path) -> Path:
     ``--collection PATH`` (``collection=``) to take another."""
     found = find_need(TASK1_COLLECTION, root)
     if found is None:
-        raise InputError(f"no collection ({' or '.join(TASK1_COLLECTION.patterns)}) under the "
-                         f"data directory; pass {option('collection')}", path=root)
+        raise no_collection([TASK1_COLLECTION], root)
     return found
 
 
@@ -333,13 +332,7 @@ def _task3_needs() -> tuple[Need, ...]:
 
 
 def _read_run_dir(directory: str | Path, reader) -> dict:
-    d = Path(directory)
-    if not d.is_dir():
-        raise InputError("run directory not found", path=d)
-    files = sorted(d.glob("*.tsv"))
-    if not files:
-        raise InputError("no run files (*.tsv) in the directory", path=d)
-    return {f.stem: reader(f) for f in files}
+    return {f.stem: reader(f) for f in require_files(directory, "*.tsv", "run files")}
 
 
 def _task3_scores(runs: Mapping, qrels, *, assignments: str | Path | None = None,

@@ -14,14 +14,24 @@ found beside the tablestore).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from mathir.errors import InputError, option
 from mathir.tasks.declarations import Need, Split, TaskData
 
-#: a :class:`mathir.tasks.Task` (not imported: the task imports this module)
-Task = Any
+
+class Task(Protocol):
+    """What locating reads of a :class:`mathir.tasks.Task` (a protocol, not the class:
+    the task imports this module)."""
+
+    name: str
+    splits: Sequence[Split]
+    default_year: str | None
+    year_name: str
+    sample: Callable[[str | None, Path | None], TaskData] | None
+    complete: Callable[[TaskData], TaskData] | None
 
 
 def same(a: str | None, b: str | None) -> bool:
@@ -72,14 +82,23 @@ def locate(task: Task, root: Path | None, year: str | None,
         if role not in found:
             needs = [n for n in split.needs if role in n.roles]
             if role == "collection":
-                patterns = ", ".join(p for n in needs for p in n.patterns)
-                raise InputError(f"no collection ({patterns}) under the data directory; pass "
-                                 f"{option('collection')}", path=root)
+                raise no_collection(needs, root)
             described = " or ".join(f"{n.what} ({' or '.join(n.patterns)})" for n in needs)
             raise InputError(f"no {described or role} under the data directory", path=root)
     data = TaskData(split.data_label or split.name, found["collection"], found["topics"],
                     found.get("qrels"), extras, metadata=found.get("metadata"), root=root)
     return task.complete(data) if task.complete is not None else data
+
+
+def no_collection(needs: Iterable[Need], root: Path) -> InputError:
+    """The error for a data folder where none of ``needs`` finds a collection.
+
+    >>> print(no_collection([Need(("a.xml", "b"), "posts", "collection")], Path("/d")))
+    /d: no collection (a.xml, b) under the data directory; pass collection=
+    """
+    patterns = ", ".join(p for n in needs for p in n.patterns)
+    return InputError(f"no collection ({patterns}) under the data directory; pass "
+                      f"{option('collection')}", path=root)
 
 
 def find_need(need: Need, root: Path, found: dict[str, Path] | None = None) -> Path | None:

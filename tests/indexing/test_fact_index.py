@@ -54,7 +54,7 @@ def test_empty_tablestore_is_an_error(tmp_path):
     (tmp_path / "x.tsv").write_text("WORD\tLEMMA\n")
     with pytest.raises(InputError, match="no facts"):
         read_tablestore(tmp_path)
-    with pytest.raises(InputError, match="tablestore directory not found"):
+    with pytest.raises(InputError, match="folder of table files not found"):
         read_tablestore(tmp_path / "missing")
 
 

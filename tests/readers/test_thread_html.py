@@ -32,7 +32,7 @@ def test_file_without_answer_block(tmp_path):
 
 
 def test_empty_directory(tmp_path):
-    with pytest.raises(InputError, match="no \\*.html"):
+    with pytest.raises(InputError, match=r"no thread files \(\*\.html\)"):
         list(iter_thread_files(tmp_path))
 
 
