@@ -263,11 +263,11 @@ def check_overlap(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame) -> None
     Traceback (most recent call last):
     mathir.errors.InputError: run 'r' shares no topic with the qrels ...
     """
-    judged = set(qrels["qid"].astype(str))
+    judged = set(qrels["qid"].astype(str).unique())
     for name, run in runs.items():
         if not len(run) or "qid" not in run.columns:
             continue
-        topics = set(run["qid"].astype(str))
+        topics = set(run["qid"].astype(str).unique())
         shared = topics & judged
         if not shared:
             raise InputError(

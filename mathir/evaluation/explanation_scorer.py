@@ -145,7 +145,7 @@ def per_question(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     has_overlap = "overlap" in qrels.columns
     g["overlap"] = qrels["overlap"].astype(bool).to_numpy() if has_overlap else False
     g = g.drop_duplicates(["qid", "docno"], keep="last")
-    g = g[g["qid"].isin(set(r["qid"]))]
+    g = g[g["qid"].isin(set(r["qid"].unique()))]
     g = g.merge(r[["qid", "docno", "rank"]], on=["qid", "docno"], how="left")
     rows = []
     for qid, grp in g.groupby("qid_orig", sort=True):

@@ -17,7 +17,7 @@ from mathir.evaluation.mathml import MathRenderer
 from mathir.experiment import run_experiment, write_experiment_report
 from mathir.tasks import get_task
 from tests.browser import run_chromium
-from tests.conftest import error_lines
+from tests.conftest import error_lines, memoized_bertscore
 
 # task -> (pipelines, topics with judgments in the sample)
 TASKS = {
@@ -30,15 +30,26 @@ TASKS = {
 ARQMATH_LABELS = {"0", "1", "2", "3", "unjudged"}
 
 
+class _Reports(dict):
+    """Each task's report, written on first use: a worker of ``pytest -n`` that runs
+    only some of this module's tests runs only their experiments."""
+
+    def __init__(self, out):
+        super().__init__()
+        self.out = out
+
+    def __missing__(self, task):
+        pipelines, _ = TASKS[task]
+        with memoized_bertscore():  # Task 3's CS: the sample's texts, encoded once
+            res = run_experiment(task, out=self.out, quiet=True, pipelines=pipelines)
+        self[task] = (write_experiment_report(res), res)
+        return self[task]
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """One report per task, written by the experiment (as ``--format html`` writes it)."""
-    out = tmp_path_factory.mktemp("explorer")
-    found = {}
-    for task, (pipelines, _) in TASKS.items():
-        res = run_experiment(task, out=out, quiet=True, pipelines=pipelines)
-        found[task] = (write_experiment_report(res), res)
-    return found
+    return _Reports(tmp_path_factory.mktemp("explorer"))
 
 
 def _doc(path):

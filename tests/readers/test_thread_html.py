@@ -1,6 +1,7 @@
 import pytest
 
 from mathir.errors import InputError
+from mathir.readers import thread_html
 from mathir.readers.formula_tsv import read_formula_index
 from mathir.readers.thread_html import iter_thread_files, iter_thread_posts, read_thread_file
 from tests.conftest import real_path
@@ -38,10 +39,21 @@ def test_empty_directory(tmp_path):
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_real_pool_posts_and_formulas_match_derived_index():
+def test_real_pool_posts_and_formulas_match_derived_index(monkeypatch):
     d = real_path("arqmath", "collection_sample", "threads_all")
+    # iter_thread_posts reads the files through iter_thread_files again: each file is
+    # parsed once (by the first pass), the second pass gets the same ThreadFile back.
+    parsed: dict = {}
+    read = thread_html.read_thread_file
+
+    def read_once(path):
+        if path not in parsed:
+            parsed[path] = read(path)
+        return parsed[path]
+
+    monkeypatch.setattr(thread_html, "read_thread_file", read_once)
     threads = list(iter_thread_files(d))
-    assert len(threads) == 3395
+    assert len(threads) == len(parsed) == 3395
     posts = list(iter_thread_posts(d))
     assert sum(p.post_type == "answer" for p in posts) == 3395
     derived = read_formula_index(real_path("arqmath", "collection_sample", "derived",

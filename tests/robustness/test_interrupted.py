@@ -79,14 +79,24 @@ def _experiments(out: Path, collections: list[Path | None], rounds: int) -> list
 
 
 @pytest.mark.slow
-def test_two_different_experiments_into_one_runs_folder_score_their_own_runs(tmp_path, sample):
+def test_two_different_experiments_into_one_runs_folder_score_their_own_runs(tmp_path, sample,
+                                                                            capsys):
     # Same task, same --out, same data label ("sample"), different collections: both
     # write arqmath-task1/sample/{tfidf,bm25}.tsv. Each must print the scores of its own
     # runs (before the fix, one in a few rounds printed the other's: P'@10 0.18, not 0.37).
     other = _half_the_answers(sample, tmp_path / "other")
-    expected = [tables[0] for tables in
-                (_experiments(tmp_path / f"alone{i}", [c], 1)[0]
-                 for i, c in enumerate([None, other]))]
+    # each experiment alone: the same `mathir experiment`, in this process (the processes
+    # below are what runs concurrently)
+    from mathir.cli import main
+
+    expected = []
+    for i, collection in enumerate([None, other]):
+        argv = ["experiment", "arqmath-task1", "--out", str(tmp_path / f"alone{i}"), "--quiet",
+                "--format", "json"]
+        argv += ["--collection", str(collection)] if collection else []
+        capsys.readouterr()
+        assert main(argv) == 0
+        expected.append(json.loads(capsys.readouterr().out))
     assert expected[0]["tfidf"]["P'@10"] != expected[1]["tfidf"]["P'@10"]
     rounds = 15
     printed = _experiments(tmp_path / "shared", [None, other], rounds)

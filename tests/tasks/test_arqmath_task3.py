@@ -39,8 +39,7 @@ def test_registry_declares_task3():
 
 NEURAL = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "bert_score"))
 
-
-def test_sample_experiment_writes_valid_answers(tmp_path):
+def test_sample_experiment_writes_valid_answers(tmp_path, bertscore_once):
     warning = "not the official witiko/mathberta" if NEURAL else "LO and CS not computed"
     with pytest.warns(UserWarning, match=warning):
         res = run_experiment("arqmath-task3", out=tmp_path, quiet=True)
@@ -169,7 +168,7 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
-def test_task3_scores_per_topic_like_every_task(tmp_path, capsys):
+def test_task3_scores_per_topic_like_every_task(tmp_path, capsys, bertscore_once):
     """One evaluation path: AR, P@1, LO and CS per topic, so Task 3 gets per-topic files
     and significance tests (before: "--per-topic: arqmath-task3 has no per-topic scores")."""
     import mathir
