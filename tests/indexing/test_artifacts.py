@@ -71,11 +71,33 @@ def _texts(path):
     return AnswerTexts.build(arqmath_sample().posts, path, quiet=True)
 
 
+def _few_answers(folder: Path) -> Path:
+    """A Posts file of the embedded sample's first two threads (7 answers), written once
+    in ``folder``. The dense index's tests are of the build protocol (reuse, locking,
+    rebuilds, the artifact class), which a few answers exercise as the sample's 250 do;
+    every build of it encodes each passage, which the whole sample made 15 s a build."""
+    posts = folder / "Posts.xml"
+    if not posts.exists():
+        from mathir.samples import arqmath_sample
+
+        lines = Path(arqmath_sample().posts).read_text(encoding="utf-8").splitlines(True)
+        questions = [i for i, line in enumerate(lines) if 'PostTypeId="1"' in line]
+        folder.mkdir(parents=True, exist_ok=True)
+        posts.write_text("".join(lines[:questions[2]] + lines[-1:]), encoding="utf-8")
+    return posts
+
+
+def _dense_texts(folder: Path):
+    """The answer texts the dense index is built from (:func:`_few_answers`)."""
+    return AnswerTexts.build(_few_answers(folder), folder / "texts", quiet=True)
+
+
 def _dense(path):
     pytest.importorskip("pyterrier_dr")
     from mathir.neural.bi_encoder import load_bi_encoder
 
-    texts = _texts(path.parent / "texts")
+    texts = _dense_texts(path.parent)
+    assert len(texts) == 7
     return DenseAnswerIndex.build(texts, path, load_bi_encoder(), quiet=True)
 
 
@@ -175,7 +197,7 @@ def test_up_to_date_index_is_reused_without_creating_a_file(kind, built):
 def test_concurrent_builder_waits_then_reuses(kind, tmp_path, monkeypatch):
     spec = KINDS[kind]
     if kind == "dense":
-        _texts(tmp_path / "texts")  # built first: it is the dense index's input
+        _dense_texts(tmp_path)  # built first: it is the dense index's input
     original = getattr(spec.module, spec.name)
     started, go = threading.Event(), threading.Event()
     calls = []
@@ -238,7 +260,7 @@ WRITERS = {"answers": "pyterrier-pisa", "formulas": "lxml", "facts": "pandas",
            "texts": "lxml", "dense": "pyterrier-dr", "ann": "faiss-cpu"}
 
 
-# (the dense index is encoded three times: slow)
+# (the dense index is encoded three times)
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k == "dense" else k
                                   for k in [*KINDS, "ann"]])
 def test_an_index_is_rebuilt_when_its_code_or_a_writing_library_changes(kind, tmp_path,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,9 +22,17 @@ TEXTS = ["integration by parts $\\int x e^x dx$", "x",
 
 @pytest.fixture(scope="module", autouse=True)
 def export_dir(tmp_path_factory):
-    """Exports go to a temporary folder, not beside the packaged model."""
+    """Exports go to a temporary folder, not beside the packaged model: the run's own
+    (../../conftest.py), which pytest-xdist's workers share, so that each export is made
+    once per run, not once per worker (an export is built under a lock: a worker that
+    wants one another is making waits for it, then reuses it)."""
     old = os.environ.get("MATHIR_EXPORT_DIR")
-    path = tmp_path_factory.mktemp("exports")
+    run_tmp = os.environ.get("MATHIR_TESTS_TMP")
+    if run_tmp and os.path.isdir(run_tmp):
+        path = Path(run_tmp) / "exports"
+        path.mkdir(exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("exports")
     os.environ["MATHIR_EXPORT_DIR"] = str(path)
     yield path
     if old is None:
