@@ -1,3 +1,4 @@
+import functools
 import json
 
 import numpy as np
@@ -65,9 +66,11 @@ def test_training_needs_both_classes(tmp_path):
         train_cross_encoder(pairs, tmp_path / "m", loss="pairwise")
 
 
+@functools.cache
 def _untrained_cross_encoder(max_length: int = 32):
     """The model train_cross_encoder starts from: the packaged MiniLM with a new one-logit
-    head, drawn after torch.manual_seed(seed) (seed 0), on the CPU."""
+    head, drawn after torch.manual_seed(seed) (seed 0), on the CPU. Loaded once for the
+    tests that compare with it (they only predict with it)."""
     import torch
     from sentence_transformers import CrossEncoder
 

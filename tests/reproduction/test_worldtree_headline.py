@@ -325,8 +325,11 @@ def test_reproduce_command_end_to_end_then_resumes(tmp_path, monkeypatch, capsys
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    args = ["reproduce", "worldtree", "--seeds", "1", "--smoke", "--no-test",
-            "--models", "m", "--out", "o", "--json"]
+    # Two questions of each split (--smoke alone takes 20, every one of the sample's 6):
+    # what is checked is the machinery (subprocesses, reuse, --combine, the ensemble),
+    # the same on any number of questions; each neural pipeline costs per question.
+    args = ["reproduce", "worldtree", "--seeds", "1", "--smoke", "--max-questions", "2",
+            "--no-test", "--models", "m", "--out", "o", "--json"]
     assert main(args) == 0
     out, err = capsys.readouterr()
     report = json.loads(out)
