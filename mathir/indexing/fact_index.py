@@ -101,13 +101,18 @@ def iter_table_facts(path: str | Path) -> Iterator[Fact]:
         yield Fact(uid, path.stem, text, lineno)
 
 
-def tables_dir(path: str | Path) -> Path:
-    """The directory of table TSVs: ``path`` itself or its ``tables/`` subdirectory."""
+def table_files(path: str | Path) -> list[Path]:
+    """The table TSVs, in name order, of ``path`` itself or of its ``tables/`` subdirectory
+    (an InputError naming the folder when there are none)."""
     p = Path(path)
     if (p / "tables").is_dir():
         p = p / "tables"
-    require_files(p, "*.tsv", "table files")
-    return p
+    return require_files(p, "*.tsv", "table files")
+
+
+def tables_dir(path: str | Path) -> Path:
+    """The directory of table TSVs: ``path`` itself or its ``tables/`` subdirectory."""
+    return table_files(path)[0].parent
 
 
 @dataclass
@@ -139,12 +144,13 @@ def read_tablestore(path: str | Path, warn: bool = True) -> Tablestore:
     >>> len(ts.facts) > 50, ts.skipped_tables
     (True, ['LemmatizerAdditions'])
     """
-    root = tables_dir(path)
+    tables = table_files(path)
+    root = tables[0].parent
     seen: dict[str, Fact] = {}
     duplicates: list[str] = []
     conflicts = []
     skipped = []
-    for table in require_files(root, "*.tsv", "table files"):
+    for table in tables:
         n = 0
         for fact in iter_table_facts(table):
             n += 1
