@@ -6,6 +6,7 @@
   removed when the run ends. pytest's own ``tmp_path`` folders keep pytest's rules
   (``/tmp/pytest-of-<user>``, the last three runs kept). With pytest-xdist the workers
   share the folder of the process that started them, which removes it.
+* The encoders' exports (``$MATHIR_EXPORT_DIR``) lie in that folder too, made once per run.
 * The sample indexes: the doctests run in :func:`samples_dir`, so a doctest that builds
   ``"sample-answers"`` reuses the index an earlier one (or the ``sample_index`` fixture
   of ``tests/conftest.py``) built there: each sample is indexed once per run.
@@ -43,12 +44,17 @@ def pytest_configure(config: pytest.Config) -> None:
         # a short name: Ray's socket paths under it must stay within 107 characters
         root = tempfile.mkdtemp(prefix="mathir-tests-")
         _OWNED.update(root=root, env={k: os.environ.get(k) for k in
-                                      (TMP_ENV, "TMPDIR", "MATHIR_CACHE_DIR")},
+                                      (TMP_ENV, "TMPDIR", "MATHIR_CACHE_DIR",
+                                       "MATHIR_EXPORT_DIR")},
                       tempdir=tempfile.tempdir)
         os.environ[TMP_ENV] = root
         # Collection fingerprints cache file digests (and run_experiment builds indexes)
         # in mathir's cache folder: the tests keep theirs in the run's folder.
         os.environ.setdefault("MATHIR_CACHE_DIR", str(Path(root) / "cache"))
+        # The encoders' ONNX/OpenVINO exports too, not beside the installed model: one
+        # folder the xdist workers share, so each export is made once per run (under a
+        # lock: a worker wanting one that another is making waits, then reuses it).
+        os.environ["MATHIR_EXPORT_DIR"] = str(Path(root) / "exports")
     os.environ["TMPDIR"] = root
     tempfile.tempdir = root
     if hasattr(config, "workerinput"):

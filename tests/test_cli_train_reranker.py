@@ -29,6 +29,27 @@ def moved_from(model_dir: str | Path, base_dir: str | Path) -> int:
     return sum(not np.array_equal(new[k], base[k]) for k in base)
 
 
+def two_topic_data(root: Path) -> Path:
+    """A Task 1 data folder of the embedded sample's posts, its first two topics and their
+    judgments (year 2022)."""
+    import re
+    import shutil
+
+    from mathir.samples import arqmath_sample
+
+    s = arqmath_sample()
+    (root / "collection").mkdir(parents=True)
+    shutil.copy(s.posts, root / "collection" / "Posts.V1.3.xml")
+    topics = s.task1_topics.read_text(encoding="utf-8")
+    kept = re.findall(r'\s*<Topic number="A\.[12]">.*?</Topic>', topics, flags=re.S)
+    (root / "Topics_Task1_2022_V0.1.xml").write_text(
+        '<?xml version="1.0" ?>\n<Topics>' + "".join(kept) + "\n</Topics>\n", encoding="utf-8")
+    qrels = [line for line in s.task1_qrels.read_text(encoding="utf-8").splitlines()
+             if line.split("\t")[0] in ("A.1", "A.2")]
+    (root / "qrel_task1_2022_official.tsv").write_text("\n".join(qrels) + "\n")
+    return root
+
+
 def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -41,8 +62,12 @@ def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
     # The one step changed the transformer's weights (most of them: AdamW moves every
     # weight with a gradient by about the learning rate).
     assert moved_from(tmp_path / "ce", manifest["base"]) > 90
-    assert main(["experiment", "arqmath-task1", "--pipelines", "bm25,bm25>>crossencoder",
-                 "--cross-encoder", "ce", "--format", "json", "--quiet"]) == 0
+    # On two of the sample's topics: the cross-encoder scores 100 answers a topic at 256
+    # word pieces, most of this test's time.
+    data = two_topic_data(tmp_path / "data")
+    assert main(["experiment", "arqmath-task1", "--data", str(data), "--year", "2022",
+                 "--pipelines", "bm25,bm25>>crossencoder", "--cross-encoder", "ce",
+                 "--format", "json", "--quiet"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert set(table) == {"bm25", "bm25>>crossencoder"}
     # The reranker reorders BM25's top 100 with the cross-encoder's scores, probabilities
@@ -51,7 +76,9 @@ def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
 
     runs = {n: read_run(next((tmp_path / "runs" / "arqmath-task1").glob(f"*/{n}.tsv")))
             for n in table}
+    assert set(runs["bm25"]["qid"]) == {"A.1", "A.2"}
     top = runs["bm25"].sort_values(["qid", "rank"], kind="stable").groupby("qid").head(100)
+    assert len(top) == 200  # the sample's 250 answers: 100 reranked a topic
     reranked = runs["bm25>>crossencoder"]
     assert set(zip(reranked["qid"], reranked["docno"], strict=True)) == set(
         zip(top["qid"], top["docno"], strict=True))

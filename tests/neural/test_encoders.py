@@ -20,25 +20,11 @@ TEXTS = ["integration by parts $\\int x e^x dx$", "x",
          "Why is $e^{i\\pi} = -1$? Euler's formula gives the answer " * 6]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def export_dir(tmp_path_factory):
-    """Exports go to a temporary folder, not beside the packaged model: the run's own
-    (../../conftest.py), which pytest-xdist's workers share, so that each export is made
-    once per run, not once per worker (an export is built under a lock: a worker that
-    wants one another is making waits for it, then reuses it)."""
-    old = os.environ.get("MATHIR_EXPORT_DIR")
-    run_tmp = os.environ.get("MATHIR_TESTS_TMP")
-    if run_tmp and os.path.isdir(run_tmp):
-        path = Path(run_tmp) / "exports"
-        path.mkdir(exist_ok=True)
-    else:
-        path = tmp_path_factory.mktemp("exports")
-    os.environ["MATHIR_EXPORT_DIR"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("MATHIR_EXPORT_DIR", None)
-    else:
-        os.environ["MATHIR_EXPORT_DIR"] = old
+@pytest.fixture(scope="module")
+def export_dir() -> Path:
+    """Where the exports go: the run's folder (../../conftest.py sets MATHIR_EXPORT_DIR),
+    which pytest-xdist's workers share, so that each export is made once per run."""
+    return Path(os.environ["MATHIR_EXPORT_DIR"])
 
 
 def _cos(a, b):
