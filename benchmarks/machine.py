@@ -10,6 +10,9 @@ the JSON report.
 * :func:`calibration_ms`: the CPU time of a fixed pure-Python + NumPy workload in the
   same process (docs/measurements.md, "Reading the figures"): figures from machines of
   different speed, or from one machine under different load, compare through it;
+* :func:`machine_facts`: the CPU (model, cores, the vector and int8 units that decide
+  which backend is fastest) and the load average, which :func:`print_report` adds to
+  every report as ``machine``;
 * :func:`print_report`: ``--json`` prints one JSON object on one line and nothing else on
   stdout; without it, a text for people;
 * :func:`work_folder`: the folder a benchmark generates its collection in (kept when
@@ -114,6 +117,34 @@ def calibration_ms() -> float:
     return round(1000 * (time.process_time() - t0), 1)
 
 
+#: CPU flags (as /proc/cpuinfo names them) that change which encoder backend is fastest:
+#: int8 inference gains little over float32 without VNNI or AMX (docs/measurements.md,
+#: "CPU backends")
+SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16",
+               "amx_tile", "amx_int8", "amx_bf16")
+
+
+def machine_facts() -> dict:
+    """The machine a report was measured on: CPU model, cores, which of
+    :data:`SPEED_FLAGS` it has, and the 1/5/15-minute load averages when asked.
+
+    >>> facts = machine_facts()
+    >>> sorted(facts), facts["cores"] >= 1
+    (['cores', 'cpu', 'flags', 'load_average'], True)
+    """
+    model, flags = "unknown", set()
+    with contextlib.suppress(OSError):  # /proc/cpuinfo: Linux only
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "unknown":
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    load = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+    return {"cpu": model, "cores": os.cpu_count() or 1,
+            "flags": [f for f in SPEED_FLAGS if f in flags], "load_average": load}
+
+
 def key_values(report: dict) -> str:
     """A report as lines of ``key value``, the keys padded to one width.
 
@@ -128,11 +159,13 @@ def key_values(report: dict) -> str:
 def print_report(report: dict, as_json: bool,
                  text: Callable[[dict], str] | None = None) -> None:
     """The report on stdout: with ``as_json`` (``--json``) one JSON line and nothing else;
-    otherwise ``text(report)``, or the JSON indented.
+    otherwise ``text(report)``, or the JSON indented. ``machine`` (:func:`machine_facts`)
+    is added when the report has none.
 
-    >>> print_report({"wall_s": 1.0, "cpu_s": 0.5}, True)
-    {"wall_s": 1.0, "cpu_s": 0.5}
+    >>> print_report({"wall_s": 1.0, "cpu_s": 0.5, "machine": "here"}, True)
+    {"wall_s": 1.0, "cpu_s": 0.5, "machine": "here"}
     """
+    report = report if "machine" in report else {**report, "machine": machine_facts()}
     if as_json:
         print(json.dumps(report))
     else:
