@@ -297,7 +297,7 @@ def run(args) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     result: dict = {"benchmark": "cpu_backends", "calibration_ms": machine.calibration_ms(),
-                    "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+                    "loadavg_start": machine.load_average(),
                     "cpu_count": os.cpu_count(), "backends": list(args.backends)}
     t_all, c_all = time.perf_counter(), machine.cpu_seconds()
     collection = args.collection or args.data / COLLECTION
@@ -322,7 +322,7 @@ def run(args) -> dict:
                                         args.cross_encoder, args.quiet, args.quality_topics)
     result["wall_s"] = round(time.perf_counter() - t_all, 1)
     result["cpu_s"] = round(machine.cpu_seconds() - c_all, 1)
-    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["loadavg_end"] = machine.load_average()
     return result
 
 

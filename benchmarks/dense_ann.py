@@ -260,7 +260,7 @@ def run(args) -> dict:
     from mathir.indexing.ann_index import AnnIndex, check_search, parse_search
 
     result: dict = {"benchmark": "dense_ann", "calibration_ms": machine.calibration_ms(),
-                    "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+                    "loadavg_start": machine.load_average(),
                     "cpu_count": os.cpu_count()}
     t_all, c_all = time.perf_counter(), machine.cpu_seconds()
     collection = args.collection or args.data / COLLECTION
@@ -309,7 +309,7 @@ def run(args) -> dict:
             result["ann"][check_search(spec)] = built
     result["wall_s"] = round(time.perf_counter() - t_all, 1)
     result["cpu_s"] = round(machine.cpu_seconds() - c_all, 1)
-    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["loadavg_end"] = machine.load_average()
     return result
 
 

@@ -317,7 +317,7 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
     if threads:
         torch.set_num_threads(threads)
     result: dict = {"benchmark": "dense_encoding", "calibration_ms": machine.calibration_ms(),
-                    "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+                    "loadavg_start": machine.load_average()}
     t_all, c_all = time.perf_counter(), machine.cpu_seconds()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -404,7 +404,7 @@ def run(data: Path, answers: int | None, batch_size: int, threads: int | None,
     result["gpu"] = _device_info(device)
     result["wall_s"] = round(time.perf_counter() - t_all, 2)
     result["cpu_s"] = round(machine.cpu_seconds() - c_all, 2)
-    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["loadavg_end"] = machine.load_average()
     return result
 
 

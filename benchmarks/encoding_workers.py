@@ -98,7 +98,7 @@ def run(args) -> dict:
     from mathir.neural.tokenizing import st_tokenize, torch_encode
 
     result: dict = {"benchmark": "encoding_workers", "calibration_ms": machine.calibration_ms(),
-                    "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+                    "loadavg_start": machine.load_average(),
                     "cpu_count": os.cpu_count(), "device": args.device}
     if args.texts:
         passages = json.loads(Path(args.texts).read_text())[:args.passages]
@@ -163,7 +163,7 @@ def run(args) -> dict:
                                               round(len(passages) / hf, 1),
                                               "rust encode_batch + numpy":
                                               round(len(passages) / rust, 1)}
-    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["loadavg_end"] = machine.load_average()
     return result
 
 

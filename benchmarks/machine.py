@@ -10,7 +10,7 @@ the JSON report.
 * :func:`calibration_ms`: the CPU time of a fixed pure-Python + NumPy workload in the
   same process (docs/measurements.md, "Reading the figures"): figures from machines of
   different speed, or from one machine under different load, compare through it;
-* :func:`machine_facts`: the CPU (model, cores, the vector and int8 units that decide
+* :func:`load_average` and :func:`machine_facts`: the load, and the CPU (model, cores, the vector and int8 units that decide
   which backend is fastest) and the load average, which :func:`print_report` adds to
   every report as ``machine``;
 * :func:`print_report`: ``--json`` prints one JSON object on one line and nothing else on
@@ -124,9 +124,19 @@ SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16
                "amx_tile", "amx_int8", "amx_bf16")
 
 
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15-minute load averages, to two decimals (None where the system has
+    none).
+
+    >>> len(load_average() or [0, 0, 0])
+    3
+    """
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
 def machine_facts() -> dict:
     """The machine a report was measured on: CPU model, cores, which of
-    :data:`SPEED_FLAGS` it has, and the 1/5/15-minute load averages when asked.
+    :data:`SPEED_FLAGS` it has, and the load averages (:func:`load_average`).
 
     >>> facts = machine_facts()
     >>> sorted(facts), facts["cores"] >= 1
@@ -140,9 +150,8 @@ def machine_facts() -> dict:
                 model = value.strip()
             elif key.strip() == "flags" and not flags:
                 flags = set(value.split())
-    load = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
     return {"cpu": model, "cores": os.cpu_count() or 1,
-            "flags": [f for f in SPEED_FLAGS if f in flags], "load_average": load}
+            "flags": [f for f in SPEED_FLAGS if f in flags], "load_average": load_average()}
 
 
 def key_values(report: dict) -> str:

@@ -29,8 +29,12 @@ def moved_from(model_dir: str | Path, base_dir: str | Path) -> int:
     return sum(not np.array_equal(new[k], base[k]) for k in base)
 
 
+#: the sample's topics that the experiment after training runs
+TWO_TOPICS = ("A.1", "A.2")
+
+
 def two_topic_data(root: Path) -> Path:
-    """A Task 1 data folder of the embedded sample's posts, its first two topics and their
+    """A Task 1 data folder of the embedded sample's posts, :data:`TWO_TOPICS` and their
     judgments (year 2022)."""
     import re
     import shutil
@@ -41,11 +45,12 @@ def two_topic_data(root: Path) -> Path:
     (root / "collection").mkdir(parents=True)
     shutil.copy(s.posts, root / "collection" / "Posts.V1.3.xml")
     topics = s.task1_topics.read_text(encoding="utf-8")
-    kept = re.findall(r'\s*<Topic number="A\.[12]">.*?</Topic>', topics, flags=re.S)
+    kept = [m.group(0) for m in re.finditer(r'\s*<Topic number="([^"]+)">.*?</Topic>', topics,
+                                            flags=re.S) if m.group(1) in TWO_TOPICS]
     (root / "Topics_Task1_2022_V0.1.xml").write_text(
         '<?xml version="1.0" ?>\n<Topics>' + "".join(kept) + "\n</Topics>\n", encoding="utf-8")
     qrels = [line for line in s.task1_qrels.read_text(encoding="utf-8").splitlines()
-             if line.split("\t")[0] in ("A.1", "A.2")]
+             if line.split("\t")[0] in TWO_TOPICS]
     (root / "qrel_task1_2022_official.tsv").write_text("\n".join(qrels) + "\n")
     return root
 
@@ -76,7 +81,7 @@ def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys):
 
     runs = {n: read_run(next((tmp_path / "runs" / "arqmath-task1").glob(f"*/{n}.tsv")))
             for n in table}
-    assert set(runs["bm25"]["qid"]) == {"A.1", "A.2"}
+    assert set(runs["bm25"]["qid"]) == set(TWO_TOPICS)
     top = runs["bm25"].sort_values(["qid", "rank"], kind="stable").groupby("qid").head(100)
     assert len(top) == 200  # the sample's 250 answers: 100 reranked a topic
     reranked = runs["bm25>>crossencoder"]
