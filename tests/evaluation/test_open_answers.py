@@ -99,6 +99,10 @@ def test_contextual_similarity_equals_a_direct_bert_score_call(minilm):
     assert ours.tolist() == pytest.approx(f1.tolist(), abs=1e-6)
     single = [direct.score([answers["A.1"]], [r])[2].item() for r in refs["A.1"]]
     assert ours["A.1"] == pytest.approx(max(single), abs=1e-5)  # best reference counts
+    # mathir builds the scorer without BERTScorer.__init__ (its model by the config, not
+    # the name: tests/test_model_class.py): the same attributes, the same hash
+    assert sorted(vars(minilm.scorer())) == sorted(vars(direct))
+    assert minilm.scorer().hash == direct.hash
 
 
 def test_references_and_same_team_ablation(judged):
