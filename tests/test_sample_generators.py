@@ -21,12 +21,13 @@ def _script(name: str) -> ModuleType:
     """Import scripts/<name>.py (scripts/ is no package; its modules import sample_data)."""
     if name in sys.modules:
         return sys.modules[name]
-    if str(SCRIPTS) not in sys.path:
-        sys.path.append(str(SCRIPTS))
     spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
+    # scripts/ on sys.path while the script's own imports run, not for the tests after it
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(SCRIPTS))
+        spec.loader.exec_module(module)
     return module
 
 

@@ -8,6 +8,7 @@ each, and use the results in slice order.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Sequence
 
 from tqdm.auto import tqdm
@@ -46,6 +47,7 @@ def _on_ray(function: Callable, jobs: Sequence[tuple], ray_address: str, done: C
     import ray
 
     started = not ray.is_initialized()
+    environ = dict(os.environ)
     if started:
         kwargs = {"address": ray_address} if ray_address != "local" else {
             "num_cpus": len(jobs), "include_dashboard": False}
@@ -62,3 +64,7 @@ def _on_ray(function: Callable, jobs: Sequence[tuple], ray_address: str, done: C
     finally:
         if started:  # leave Ray as it was found (a caller's own instance stays)
             ray.shutdown()
+            # and the environment: ray.init sets RAY_* variables and PYTHONBREAKPOINT
+            # (its debugger), which shutdown leaves behind
+            os.environ.clear()
+            os.environ.update(environ)

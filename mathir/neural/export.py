@@ -41,10 +41,12 @@ EXPORT_FORMAT = 1
 def export_root(model_path: str | Path) -> Path:
     """Where the exports of the model at ``model_path`` are cached (see the module doc).
 
+    >>> before = os.environ.get("MATHIR_EXPORT_DIR")
     >>> os.environ["MATHIR_EXPORT_DIR"] = "/tmp/exports"
     >>> export_root("/models/minilm").as_posix().startswith("/tmp/exports/minilm-")
     True
-    >>> del os.environ["MATHIR_EXPORT_DIR"]
+    >>> if before is None: del os.environ["MATHIR_EXPORT_DIR"]
+    ... else: os.environ["MATHIR_EXPORT_DIR"] = before
     """
     src = Path(model_path).expanduser().resolve()
     named = f"{src.name}-{model_key(src)}"

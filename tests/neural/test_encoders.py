@@ -27,6 +27,28 @@ def export_dir() -> Path:
     return Path(os.environ["MATHIR_EXPORT_DIR"])
 
 
+#: texts that calibrate the int8 OpenVINO exports here (mathir's: 300)
+CALIBRATION = 32
+
+
+@pytest.fixture
+def few_calibration_texts(monkeypatch, tmp_path):
+    """``openvino-int8`` exports calibrated on :data:`CALIBRATION` texts rather than 300
+    (the bi-encoder's export: 44 CPU-seconds with 300, 9 with 16), in this test's folder:
+    the shared export folder keeps only exports made as mathir makes them. The int8
+    tolerances below hold either way; their figures at full size, calibrated as shipped,
+    on real passages: ``benchmarks/cpu_backends.py`` (docs/neural.md, CPU backends)."""
+    import mathir.neural.export as export_module
+    from mathir.neural.calibration import calibration_texts
+
+    where = export_module.export_dir
+    monkeypatch.setattr(export_module, "calibration_texts",
+                        lambda kind: calibration_texts(kind, n=CALIBRATION))
+    monkeypatch.setattr(export_module, "export_dir", lambda model, backend, kind="bi-encoder":
+                        tmp_path.joinpath("exports", *where(model, backend, kind).parts[-2:])
+                        if backend == "openvino-int8" else where(model, backend, kind))
+
+
 def _cos(a, b):
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
@@ -60,8 +82,8 @@ def test_onnx_backends_agree_with_torch():
     assert onnx.backend_key.startswith("-onnx-") and load_bi_encoder().backend_key == ""
 
 
-@pytest.mark.slow
-def test_openvino_backends_agree_with_torch():
+@pytest.mark.slow  # exports and int8-calibrates a model per backend
+def test_openvino_backends_agree_with_torch(few_calibration_texts):
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
     from mathir.neural.bi_encoder import load_bi_encoder
@@ -122,17 +144,20 @@ def test_run_identity_differs_by_backend_and_records_the_export():
     assert "bi-encoder queries" not in f32["backend"]["models"]
 
 
-@pytest.mark.slow
-def test_cross_encoder_backends_agree(tmp_path):
+@pytest.mark.slow  # exports and int8-calibrates a model per backend
+def test_cross_encoder_backends_agree(tmp_path, few_calibration_texts):
     import torch
     from sentence_transformers import CrossEncoder
 
     from mathir.models import default_model_path
     from mathir.pipelines.neural import CrossEncoderScorer
 
+    # MiniLM's first 2 layers of 6 under a new one-logit head: what is checked (export,
+    # int8, scores within the tolerances) is the same at any depth, at a third of the
+    # cost; the full model on real pairs: benchmarks/cpu_backends.py --quality.
     torch.manual_seed(0)
-    CrossEncoder(str(default_model_path()), num_labels=1, device="cpu").save_pretrained(
-        str(tmp_path / "ce"))
+    CrossEncoder(str(default_model_path()), num_labels=1, device="cpu",
+                 config_kwargs={"num_hidden_layers": 2}).save_pretrained(str(tmp_path / "ce"))
     pairs = [("what is $x^2$", t) for t in TEXTS]
     ref = CrossEncoderScorer(tmp_path / "ce").model.predict(pairs)
     onnx = CrossEncoderScorer(tmp_path / "ce", backend="onnx")

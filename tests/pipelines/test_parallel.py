@@ -1,3 +1,5 @@
+import os
+
 import pandas as pd
 import pytest
 
@@ -44,9 +46,14 @@ def test_ray_local_instance_gives_the_single_process_results(sample_index):
     topics = read_task1_topics(arqmath_sample().task1_topics)
     spec = PipelineSpec(sample_pipeline, (str(sample_index.path), "tfidf"))
     single = spec.build().transform(topics)
+    environ = dict(os.environ)
     try:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         parallel = ParallelTopics(spec, workers=2, backend="ray").transform(topics)
     finally:
         ray.shutdown()
+        # ray.init leaves RAY_* variables and PYTHONBREAKPOINT (its debugger) in the
+        # environment: the tests after this one must not inherit them
+        os.environ.clear()
+        os.environ.update(environ)
     pd.testing.assert_frame_equal(single.reset_index(drop=True), parallel)

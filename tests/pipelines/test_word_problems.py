@@ -11,7 +11,6 @@ from mathir.pipelines.word_problems import (
 )
 from mathir.samples import word_problems_sample
 from mathir.topics.word_problems import problems_file, read_problem_topics
-from tests.conftest import real_path
 
 
 @pytest.fixture(scope="module")
@@ -54,22 +53,19 @@ def _decoded(res):
                          for c in ("solution", "template", "alignment", "equations")})
 
 
-@pytest.mark.realdata
-@pytest.mark.slow
-def test_draw_test_accuracies():
+def test_both_solvers_scored_on_the_sample_test_split(index):
+    """The solvers' figures on DRAW-1K's 200 test problems (docs/word_problems.md) are
+    checked by ``benchmarks/word_problem_solver.py``; here the same path (index, hand and
+    trained weights, :func:`compare`) on the sample's 5 test problems."""
     from mathir.evaluation.word_problems import compare
     from mathir.qrels.word_problems import read_gold
 
-    d = real_path("word_problems", "draw_release")
-    index = WordProblemIndex.build(d / "draw.json", train=d / "draw-train.txt")
-    topics = read_problem_topics(d / "draw-test.txt")
-    assert len(topics) == 200
-    gold = read_gold(d / "draw-test.txt")
+    s = word_problems_sample()
+    topics = read_problem_topics(s.split("test"))
     table = compare({"hand": _decoded(template_retrieval(index).transform(topics)),
                      "trained": _decoded(trained_template_retrieval(index).transform(topics))},
-                    gold)
-    # Measured: hand 0.465 / 0.395 / 0.445, trained 0.545 / 0.435 / 0.520 (solution /
-    # equation / derivation); the paper's solver: 52.0 / 48.0 / 48.0.
+                    read_gold(s.split("test")))
     accuracies = ["solution_acc", "equation_acc", "derivation_acc"]
-    assert table.loc["hand", accuracies].tolist() == pytest.approx([0.465, 0.395, 0.445])
-    assert table.loc["trained", accuracies].tolist() == pytest.approx([0.545, 0.435, 0.520])
+    # one of the 5 is solved right by equations other than the annotated ones
+    assert table.loc["hand", accuracies].tolist() == pytest.approx([1.0, 0.8, 1.0])
+    assert table.loc["trained", accuracies].tolist() == pytest.approx([1.0, 0.8, 1.0])

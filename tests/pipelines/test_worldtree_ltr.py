@@ -22,7 +22,6 @@ from mathir.pipelines.worldtree_ltr import ltr, ltr_crossencoder, ltr_dense
 from mathir.qrels.worldtree import qrels_from_topics, read_qrels
 from mathir.samples import worldtree_sample
 from mathir.topics.worldtree import find_split_file, read_questions
-from tests.conftest import real_path
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +117,8 @@ def test_ranker_is_deterministic_and_needs_gold(features, train):
 
 
 def test_ltr_ranks_every_fact_on_the_dev_sample(index):
+    # The real Dev split's figure (MAP 0.5098, docs/worldtree.md) is checked by
+    # `python benchmarks/worldtree.py --split dev --pipelines ltr --json`.
     s = worldtree_sample()
     topics, qrels = read_questions(s.questions("Dev"), explained_only=True), read_qrels(s.questions("Dev"))
     res = ltr(index)(topics)
@@ -178,19 +179,6 @@ def test_neural_pipelines_name_the_missing_model(index):
         ltr_dense(index)
     with pytest.raises(InputError, match="--cross-encoder"):
         ltr_crossencoder(index)
-
-
-@pytest.mark.realdata
-@pytest.mark.slow
-def test_ltr_on_the_real_dev_split(tmp_path):
-    root = real_path("worldtree")
-    tables = next(root.rglob("tables"))
-    dev_file = next(root.rglob("ARC-Elementary*EXPL-Dev.tsv"))
-    index = FactIndex.build(tables, tmp_path / "facts")
-    topics = read_questions(dev_file, explained_only=True)
-    res = ltr(index)(topics)
-    # Measured: 0.5098 (TF-IDF 0.4051, Train neighbours 0.4478).
-    assert evaluate(res, read_qrels(dev_file))["MAP"] > 0.50
 
 
 def test_semantic_feature_is_the_packaged_minilm_cosine(index, train):
