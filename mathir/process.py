@@ -81,7 +81,10 @@ def terminate_cleanly() -> Iterator[None]:
 
 @contextlib.contextmanager
 def warnings_as_lines() -> Iterator[None]:
-    """Each warning shown once per place, as one ``warning: ...`` line (restored after).
+    """Each warning shown once per place, as one ``warning: ...`` line (restored after);
+    a library's deprecation notice about another library (e.g. pandas' about
+    PyTerrier's ``DataFrame.drop(inplace=True)``) is not the user's to act on, and is not
+    shown: only those mathir itself raises.
 
     >>> with warnings_as_lines():
     ...     print(warnings.formatwarning("no gold fact", UserWarning, "f.py", 1), end="")
@@ -90,6 +93,9 @@ def warnings_as_lines() -> Iterator[None]:
     previous = warnings.formatwarning
     with warnings.catch_warnings():
         warnings.simplefilter("default")
+        for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+            warnings.filterwarnings("ignore", category=category)
+            warnings.filterwarnings("default", category=category, module=r"mathir(\.|$)")
         warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
         try:
             yield

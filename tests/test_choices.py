@@ -105,7 +105,7 @@ def test_qrels_variants_are_listed_and_checked(tmp_path, capsys):
     assert set(listed["arqmath-task1"]["qrels_variants"]) == {"all", "additional"}
     assert main(["experiment", "arqmath-task1", "--qrels", "alll", "--out",
                  str(tmp_path)]) == 2
-    assert "neither a qrels variant of arqmath-task1 (its variants: all, additional)" in \
+    assert "neither a qrels variant of arqmath-task1 (its variants: official, all, additional)" in \
         capsys.readouterr().err
     assert main(["experiment", "arqmath-task1", "--qrels", "all", "--out", str(tmp_path)]) == 2
     assert "is a published file: give the data folder" in capsys.readouterr().err

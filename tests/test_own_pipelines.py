@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mathir.cli import main
+from mathir.errors import InputError
 from mathir.experiment import PIPELINE_ENTRY_POINTS, load_pipelines_file, run_experiment
 from mathir.tasks import get_task
 from tests.conftest import error_lines
@@ -33,7 +34,7 @@ def reversed_bm25(index, sign: float = -1.0):
 
 @pytest.fixture
 def restore_sys_path(monkeypatch):
-    """`--pipeline NAME=module:factory` puts the current folder on sys.path."""
+    """sys.path as it was, whatever a test imports (mathir leaves it as it found it)."""
     monkeypatch.setattr(sys, "path", list(sys.path))
 
 
@@ -102,6 +103,47 @@ def test_own_module_factory_runs_in_worker_processes(tmp_path, monkeypatch, caps
     assert runs[0].read_text() == runs[1].read_text()
     assert json.loads(runs[1].with_name("mine.manifest.json").read_text())[
         "description"].startswith("ParallelTopics(mymod:reversed_bm25")
+
+
+SHADOW = 'raise ImportError("the {} of the current folder was imported, not the library")\n'
+
+
+def test_own_module_beside_numpy_py_runs_with_the_real_libraries(tmp_path):
+    """Issue 49: before, `--pipeline NAME=module:factory` put the current folder first on
+    sys.path for the whole run, so a numpy.py or pandas.py there replaced the library (the
+    command failed, or computed with the user's file). Run as the `mathir` command runs:
+    a console script's path starts with its bin folder, not the current one (-P)."""
+    (tmp_path / "mymod.py").write_text("import numpy\n" + MODULE)
+    for shadow in ("numpy", "pandas", "pyterrier", "sklearn", "lxml"):
+        (tmp_path / f"{shadow}.py").write_text(SHADOW.format(f"{shadow}.py"))
+    proc = subprocess.run([sys.executable, "-P", "-m", "mathir", "experiment", "arqmath-task1",
+                           "--pipelines", "mine", "--pipeline", "mine=mymod:reversed_bm25",
+                           "--out", "runs", "--index", "idx", "--quiet", "--format", "json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["mine"]["nDCG'"] == pytest.approx(0.5826, abs=1e-4)
+
+
+def test_the_current_folder_is_on_the_path_only_while_a_reference_is_imported(
+        tmp_path, monkeypatch, restore_sys_path):
+    from mathir.experiment import import_reference, own_pipelines
+
+    (tmp_path / "mymod2.py").write_text("import helper2\nfactory = helper2.f\n")
+    (tmp_path / "helper2.py").write_text("def f(index):\n    return index\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "mymod2", raising=False)
+    monkeypatch.delitem(sys.modules, "helper2", raising=False)
+    before = list(sys.path)
+    assert own_pipelines(references=["mine=mymod2:factory"]) == {"mine": "mymod2:factory"}
+    assert sys.path == before
+    # a module of the current folder, importing its neighbour
+    assert import_reference("mymod2:factory").__module__ == "helper2"
+    assert sys.path == before and str(tmp_path) not in sys.path
+    # an installed module of the same name comes first, and the message says so
+    (tmp_path / "json.py").write_text("def mine(index):\n    return index\n")
+    with pytest.raises(InputError, match="the installed 'json' at .* is imported, not "
+                                         "json.py of the current folder: rename yours"):
+        import_reference("json:mine")
 
 
 def _plugin(tmp_path: Path, entry_points: str) -> None:

@@ -1,4 +1,5 @@
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -178,10 +179,15 @@ def test_build_writes_files_manifest_and_pt_meta(tmp_path):
 
     idx = tmp_path / "idx"
     assert build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META) is True
-    assert read_manifest(idx) == {**WANTED, "num_docs": 3, "mathir_version": __version__}
+    manifest = read_manifest(idx)
+    st = (idx / "docs.txt").stat()  # each data file recorded: size, times, SHA-256
+    assert manifest.pop("data_files") == {"docs.txt": {
+        "size": 5, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+        "sha256": hashlib.sha256(b"a b c").hexdigest()}}
+    assert manifest == {**WANTED, "num_docs": 3, "mathir_version": __version__}
     assert json.loads((idx / "pt_meta.json").read_text()) == PT_META
     assert sorted(os.listdir(idx)) == ["docs.txt", "manifest.json", "pt_meta.json"]
-    assert sorted(os.listdir(tmp_path)) == [".idx.lock", "idx"]
+    assert sorted(os.listdir(tmp_path)) == ["idx"]  # no lock file left
 
 
 def test_up_to_date_is_reused_without_creating_a_lock_file(tmp_path):
@@ -189,7 +195,7 @@ def test_up_to_date_is_reused_without_creating_a_lock_file(tmp_path):
 
     idx = tmp_path / "idx"
     build_or_reuse(idx, WANTED, Builder(), pt_meta=PT_META)
-    (tmp_path / ".idx.lock").unlink()
+    (tmp_path / ".idx.lock").unlink(missing_ok=True)
     before = _listing(tmp_path)
     again = Builder()
     assert build_or_reuse(idx, dict(WANTED), again, pt_meta=PT_META) is False
@@ -257,7 +263,7 @@ def test_failed_build_keeps_the_previous_directory(tmp_path):
     with pytest.raises(RuntimeError):
         build_or_reuse(idx, {**WANTED, "format": 2}, fails)
     assert (idx / "docs.txt").read_text() == "old"
-    assert sorted(os.listdir(tmp_path)) == [".idx.lock", "idx"]
+    assert sorted(os.listdir(tmp_path)) == ["idx"]  # no lock file left
 
 
 def test_concurrent_builder_waits_then_reuses(tmp_path):
@@ -314,7 +320,7 @@ def test_killed_build_leaves_a_temporary_that_the_next_build_removes(tmp_path):
     assert (idx / "docs.txt").read_text() == "old"
     # The lock died with its holder; the next build cleans the leftover and builds.
     assert build_or_reuse(idx, {"kind": "demo", "format": 2}, Builder("new")) is True
-    assert sorted(os.listdir(tmp_path)) == [".idx.lock", "idx"]
+    assert sorted(os.listdir(tmp_path)) == ["idx"]  # no lock file left
     assert (idx / "docs.txt").read_text() == "new"
 
 
@@ -339,7 +345,7 @@ def test_up_to_date_without_pt_meta_in_a_read_only_folder_is_reused(tmp_path, mo
 
     idx = tmp_path / "idx"
     storage.build_or_reuse(idx, WANTED, Builder())
-    (tmp_path / ".idx.lock").unlink()
+    (tmp_path / ".idx.lock").unlink(missing_ok=True)
 
     def unwritable(path, message="folder not writable"):
         raise InputError(f"{message} (Permission denied)", path=tmp_path)
@@ -687,3 +693,35 @@ def test_a_fingerprint_from_the_cache_equals_one_just_computed(tmp_path, monkeyp
     again = storage.file_fingerprint(folder)
     assert list(first.items()) == list(again.items())
     assert list(first) == ["path", "size", "files", "sha256"]
+
+
+def test_the_writers_lock_excludes_and_leaves_no_file(tmp_path):
+    """The holder removes the lock file before it unlocks (before: every run and index left
+    its ``.NAME.lock`` behind, a failed pipeline's too); a waiter that gets the removed
+    file locks the new one, so writers still exclude each other."""
+    import threading
+
+    from mathir.storage import exclusive_lock
+
+    counter = tmp_path / "count.txt"
+    counter.write_text("0")
+    inside = []
+
+    def work():
+        for _ in range(40):
+            with exclusive_lock(counter):
+                inside.append(1)
+                assert len(inside) == 1  # nobody else holds it
+                counter.write_text(str(int(counter.read_text()) + 1))
+                inside.pop()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert counter.read_text() == "160"
+    assert sorted(os.listdir(tmp_path)) == ["count.txt"]
+    with pytest.raises(RuntimeError), exclusive_lock(counter):
+        raise RuntimeError("a failing writer")
+    assert sorted(os.listdir(tmp_path)) == ["count.txt"]

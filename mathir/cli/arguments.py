@@ -34,15 +34,28 @@ MEASURES = _option("--measures", metavar="MEASURES", help="ir_measures measures,
                    "them), e.g. \"nDCG(judged_only=True)@10,R(rel=2)@1000\"; columns are named "
                    "as ir_measures writes them")
 QRELS = _option("--qrels", metavar="VARIANT|FILE", help="judge with a published variant of the "
-                "task's qrels ('mathir tasks' lists them, e.g. all for ARQMath Task 1 2021) or a "
-                "qrels file (default: the official qrels)")
+                "task's qrels ('mathir tasks' lists them: official, the task's own, or e.g. all "
+                "for ARQMath Task 1 2021) or a qrels file (default: official)")
+JUDGED = _option("--judged", choices=("collection", "file"), help="which judgments score the "
+                 "runs (ARQMath Task 1): collection = those of the documents the collection "
+                 "holds, file = every judgment of the qrels file (default: collection when a "
+                 "collection is known: the experiment's, --data/--collection/--year, the one "
+                 "the runs' manifests record, or the data's own with its qrels; else file)")
+PER_TOPIC = _option("--per-topic", metavar="FILE.csv", help="write per-topic scores (qid, run, "
+                    "one column per measure) there, and the significance tests to "
+                    "FILE.significance.csv")
 
 
-def _judged(default: str) -> Option:
-    """``--judged``: which judgments score the runs (tasks with ``qrels_in_collection``)."""
-    return _option("--judged", choices=("collection", "file"), help="which judgments score the "
-                   "runs (ARQMath Task 1): collection = those of the documents the collection "
-                   f"holds, file = every judgment of the qrels file (default: {default})")
+def _scoring(baseline: str) -> list:
+    """The options of every command that scores (experiment, evaluate, view): the same
+    words, the same defaults."""
+    return [JUDGED, MEASURES, QRELS, PER_TOPIC,
+            _option("--baseline", help=f"{baseline} the others are tested against "
+                    "(default: the first)"),
+            _option("--test", choices=("t", "wilcoxon"), default="t", help="paired test"),
+            _option("--correction", default="holm", help="multiple-testing correction "
+                    "(statsmodels method; default holm)"),
+            _evaluation_options]
 
 
 def _factory_options(sp: argparse.ArgumentParser) -> None:
@@ -61,6 +74,8 @@ def _evaluation_options(sp: argparse.ArgumentParser) -> None:
     from mathir.experiment.catalog import evaluation_options
 
     for option, tasks in evaluation_options().items():
+        if option.flag in sp._option_string_actions:  # e.g. --collection: one option
+            continue
         metavar = None if option.choices else option.metavar or option.name.upper()
         sp.add_argument(option.flag, dest=f"option_{option.name}", type=option.type,
                         choices=option.choices or None, metavar=metavar,
@@ -99,20 +114,13 @@ def _commands(overview: bool) -> dict[str, tuple[dict[str, Any], list]]:
                     "format, the first of its run formats in 'mathir tasks'): arqmath (the "
                     "ARQMath-2/3 submission format, 5 columns; WorldTree: its predict format) "
                     "or trec (6 columns)"),
-            _option("--per-topic", metavar="FILE.csv", help="write per-topic scores (qid, run, "
-                    "one column per measure) there, and the significance tests to "
-                    "FILE.significance.csv"),
-            _option("--baseline", help="pipeline the others are tested against (default: first)"),
-            _option("--test", choices=("t", "wilcoxon"), default="t", help="paired test"),
-            _option("--correction", default="holm", help="multiple-testing correction "
-                    "(statsmodels method; default holm)"),
+            *_scoring("pipeline"),
             _option("--workers", type=int, default=1,
                     help="run topic batches in N local processes"),
             _option("--ray", metavar="ADDRESS", help="run topic batches on a Ray cluster "
                     "('auto', an address, or 'local')"),
             _option("--no-reuse", action="store_true",
-                    help="recompute runs even when their manifests still match"),
-            _judged("collection, recorded in each run's manifest"), MEASURES, QRELS]),
+                    help="recompute runs even when their manifests still match")]),
         "index": (dict(help="build (or reuse) the task's index"), [
             task, *FILES, INDEX,
             _option("--shards", type=int, metavar="N", help="index N slices of the collection "
@@ -137,15 +145,14 @@ def _commands(overview: bool) -> dict[str, tuple[dict[str, Any], list]]:
             _option("--run-format", choices=runs, help="run file format (default: the task's "
                     "own; WorldTree: arqmath means its own 'predict' format)"),
             _factory_options]),
-        "evaluate": (dict(help="evaluate run files with the task's measures"), [
-            task, _option("--qrels", required=True),
+        "evaluate": (dict(help="evaluate run files with the task's measures (the table "
+                          "'mathir view' of the same files and options shows)"), [
+            task, *FILES,
             _option("--topics", help="topic file: a run line for another topic is an error"),
             _option("--qrels-duplicates", choices=("error", "last"), default="error",
                     help="a document judged twice for a topic: an error, as in trec_eval "
                     "(default), or the last judgment counts, as in ir_measures"),
-            _evaluation_options, _option("--format", choices=FORMATS, default="table"),
-            _judged("as each run's manifest records, as its experiment scored it; file for a "
-                    "run without one"), MEASURES,
+            _option("--format", choices=FORMATS, default="table"), *_scoring("run (file stem)"),
             _option("runs", nargs="*", metavar="RUN", help="run files (arqmath-task3 with "
                     "--assignments: default every run it names)")]),
         "train-reranker": (dict(help="fine-tune a cross-encoder on the task's qrels (needs "
@@ -212,11 +219,11 @@ def _commands(overview: bool) -> dict[str, tuple[dict[str, Any], list]]:
             _option("runs", nargs="+", metavar="RUN", help="run files (named by file stem)"),
             _option("--task", required=True, help="the task the runs are for"), *FILES,
             _option("--out", help="HTML file to write (default: report.html beside the first run)"),
-            _option("--baseline", help="run (file stem) the others are compared with "
-                    "(default: the first)"),
             _option("--depth", type=int, default=20, help="results listed per run and topic "
                     "(default 20; the page shows the top k of them, k chosen in the page)"),
-            _judged("collection"), MEASURES, QRELS]),
+            _option("--format", choices=FORMATS, default="table", help="the table it says "
+                    "(the page is HTML)"),
+            *_scoring("run (file stem)")]),
         "tasks": (dict(help="the tasks, their pipelines and measures"), [
             _option("--format", choices=("text", "json"), default="text")]),
         "answers": (dict(help="check model answers against gold answers (JSON lines)"), [
@@ -227,6 +234,12 @@ def _commands(overview: bool) -> dict[str, tuple[dict[str, Any], list]]:
                     "accuracy"),
             _option("--timeout", type=float, default=5.0, help="seconds per symbolic (LaTeX) "
                     "check, above 0 (default: 5; inf: no limit)")]),
+        "verify": (dict(help="read every data file of indexes and compare it with the size "
+                        "and SHA-256 their build recorded (opening an index only stats them)"), [
+            _option("indexes", nargs="+", metavar="INDEX", help="index folders (an answer, "
+                    "formula, fact, dense or approximate index, answer texts)"),
+            _option("--files", action="store_true", help="one line per file, not a summary "
+                    "per index")]),
     }
 
 

@@ -51,13 +51,22 @@ def _cmd_demo(args: Namespace) -> None:
     _workflows().demo(args.out, quiet=args.quiet, echo=echo)
 
 
+def _evaluation(args: Namespace) -> dict[str, Any]:
+    """The task's evaluation options given (``--qrels-key``, ``--formula-index`` ...), by name."""
+    return {k.removeprefix("option_"): v for k, v in vars(args).items()
+            if k.startswith("option_")}
+
+
+#: the options of every command that scores, by dest
+SCORING = "qrels judged measures per_topic baseline test correction format quiet"
+
+
 def _cmd_experiment(args: Namespace) -> None:
     _workflows().experiment(
         args.task, args.pipelines, args.own or [], args.pipelines_file or [], **_files(args),
         index_dir=args.index, options=_models(args), ray_address=args.ray,
-        reuse=not args.no_reuse, echo=echo, **_given(args, "qrels out format run_format "
-                                                    "per_topic baseline test correction "
-                                                    "workers judged measures quiet"))
+        reuse=not args.no_reuse, evaluation_options=_evaluation(args), echo=echo,
+        **_given(args, f"out run_format workers {SCORING}"))
 
 
 def _cmd_index(args: Namespace) -> None:
@@ -72,15 +81,14 @@ def _cmd_run(args: Namespace) -> None:
 
 
 def _cmd_evaluate(args: Namespace) -> None:
-    options = {k.removeprefix("option_"): v for k, v in vars(args).items()
-               if k.startswith("option_")}  # the evaluation options the tasks declare
-    _workflows().evaluate(args.task, args.qrels, args.runs, args.topics, options=options,
-                          echo=echo, **_given(args, "qrels_duplicates judged measures format"))
+    _workflows().evaluate(args.task, args.qrels, args.runs, args.topics, **_files(args),
+                          options=_evaluation(args), echo=echo,
+                          **_given(args, f"qrels_duplicates {SCORING.replace('qrels ', '')}"))
 
 
 def _cmd_view(args: Namespace) -> None:
-    _workflows().view(args.task, args.runs, **_files(args), echo=echo,
-                      **_given(args, "qrels out baseline depth judged measures"))
+    _workflows().view(args.task, args.runs, **_files(args), options=_evaluation(args),
+                      echo=echo, **_given(args, f"out depth {SCORING}"))
 
 
 def _cmd_train_reranker(args: Namespace) -> None:
@@ -92,6 +100,28 @@ def _cmd_train_reranker(args: Namespace) -> None:
 
 def _cmd_answers(args: Namespace) -> None:
     _workflows().check_answers(args.input, args.format, args.timeout, echo=echo)
+
+
+def _cmd_verify(args: Namespace) -> None:
+    from mathir.errors import InputError
+    from mathir.storage.indexes import verify_index
+
+    damaged = []
+    for path in args.indexes:
+        v = verify_index(path)
+        if args.files:
+            failed = {p.split(": ", 1)[0]: p for p in v.problems}
+            for rel, size in v.files:
+                echo(f"{v.path}: {failed.get(rel, f'{rel}: ok')} ({size:,} bytes recorded)")
+        if v.ok:
+            unrecorded = (f"; {len(v.unrecorded)} file(s) written after its build not verified"
+                          if v.unrecorded else "")
+            echo(f"{v.path}: {len(v.files)} files, {v.size:,} bytes: all match their "
+                 f"records{unrecorded}")
+        damaged += [f"{v.path}: {p}" for p in v.problems]
+    if damaged:
+        raise InputError(f"{len(damaged)} file(s) differ from the index's records: "
+                         + "; ".join(damaged))
 
 
 def _cmd_tasks(args: Namespace) -> None:
@@ -118,4 +148,4 @@ def _cmd_reproduce(args: Namespace) -> None:
 COMMANDS = {"demo": _cmd_demo, "experiment": _cmd_experiment, "index": _cmd_index,
             "run": _cmd_run, "evaluate": _cmd_evaluate, "answers": _cmd_answers,
             "tasks": _cmd_tasks, "view": _cmd_view, "train-reranker": _cmd_train_reranker,
-            "reproduce": _cmd_reproduce}
+            "reproduce": _cmd_reproduce, "verify": _cmd_verify}

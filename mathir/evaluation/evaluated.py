@@ -42,7 +42,7 @@ Task = Any
 
 #: Which judgments score a run: every judgment of the qrels file, or those of the documents
 #: the collection holds (tasks with ``qrels_in_collection``; their default).
-JUDGED_RULES = ("collection", "file")
+JUDGED_RULES = ("collection", "file")  # as mathir.evaluation.settings.JUDGED_RULES
 #: The orders a task's runs are scored in (``Task.order``).
 ORDERS = ("trec_eval", "rank", "given")
 
@@ -180,6 +180,8 @@ class EvaluatedRuns:
     options: dict[str, Any] = field(default_factory=dict)
     #: what the pages derive from it once (listings by topic, labels), by key
     cache: dict = field(default_factory=dict, repr=False)
+    #: the settings it was scored with (:class:`mathir.evaluation.settings.Evaluation`)
+    settings: Any = field(default=None, repr=False)
 
     @property
     def primary(self) -> str:
@@ -236,21 +238,17 @@ class EvaluatedRuns:
 
 def check_judged(task: Task, judged: str) -> str:
     """``judged`` when it is a judged-set rule (:data:`JUDGED_RULES`) that applies to
-    ``task``; InputError otherwise (checked before any work by the experiment, and by
-    :func:`evaluate`).
+    ``task``; InputError otherwise (:func:`mathir.evaluation.settings.resolve_judged`,
+    the one place the rule is resolved).
 
     >>> from mathir.tasks import get_task
     >>> check_judged(get_task("worldtree"), "collection")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     mathir.errors.InputError: worldtree judges every document of its qrels file ...
     """
-    if judged not in JUDGED_RULES:
-        raise InputError(f"unknown judged set {judged!r}; expected one of "
-                         f"{', '.join(JUDGED_RULES)}")
-    if judged == "collection" and not task.qrels_in_collection:
-        raise InputError(f"{task.name} judges every document of its qrels file: "
-                         f"{option('judged', 'collection')} does not apply")
-    return judged
+    from mathir.evaluation.settings import resolve_judged
+
+    return resolve_judged(task, judged, collection=True)
 
 
 def check_overlap(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame) -> None:
@@ -289,64 +287,37 @@ def parse_measures(spec: str | Iterable[Any]) -> tuple[bool, dict[str, Any]]:
     """``(beside, {column: ir_measures measure})`` from ``--measures`` / ``measures=``:
     measures in ir_measures' syntax, comma-separated (commas inside brackets belong to
     the measure); a leading ``+`` keeps the task's own measures beside them. Each column
-    is named as ir_measures writes the measure.
+    is named as ir_measures writes the measure. Each measure is checked before any
+    scoring (:func:`mathir.evaluation.measures.parse_measure_list`): one ir_measures
+    cannot compute as ``calc_aggregate`` would, or two that would share a column, are
+    InputErrors.
 
     >>> beside, ms = parse_measures("+nDCG(judged_only=True)@10, R(rel=2)@1000")
     >>> beside, list(ms)
     (True, ['nDCG(judged_only=True)@10', 'R(rel=2)@1000'])
     """
-    import ir_measures
+    from mathir.evaluation.measures import parse_measure_list
 
-    beside = False
-    if isinstance(spec, str):
-        text = spec.strip()
-        if text.startswith("+"):
-            beside, text = True, text[1:]
-        parts, depth, current = [], 0, ""
-        for ch in text:
-            depth += {"(": 1, ")": -1}.get(ch, 0)
-            if ch == "," and depth == 0:
-                parts.append(current)
-                current = ""
-            else:
-                current += ch
-        parts.append(current)
-        items: list[Any] = [p.strip() for p in parts if p.strip()]
-    else:
-        items = list(spec)
-        if items and items[0] == "+":
-            beside, items = True, items[1:]
-    if not items:
-        raise InputError("no measure given (e.g. --measures 'nDCG(judged_only=True)@10,R@1000')")
-    out: dict[str, Any] = {}
-    for item in items:
-        if isinstance(item, str):
-            try:
-                measure = ir_measures.parse_measure(item)
-            except (ValueError, NameError, SyntaxError, TypeError, KeyError) as e:
-                raise InputError(f"measure {item!r} is not an ir_measures measure ({e}); e.g. "
-                                 "nDCG@10, AP(rel=2), P(judged_only=True)@5, R@1000") from None
-        else:
-            measure = item
-        out[str(measure)] = measure
-    return beside, out
+    return parse_measure_list(spec)
 
 
 def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, *,
-             docnos: Iterable[str] | None = None, judged: str | None = None,
-             where: str | None = None, measures: str | Iterable[Any] | None = None,
-             **options: Any) -> EvaluatedRuns:
+             settings: Any = None, docnos: Iterable[str] | None = None,
+             judged: str | None = None, where: str | None = None,
+             measures: str | Iterable[Any] | None = None, **options: Any) -> EvaluatedRuns:
     """Evaluate ``runs`` (name -> frame as the task's reader returns it) once.
 
-    ``judged``: ``"collection"`` (default for a task with ``qrels_in_collection``; needs
-    ``docnos``, the documents the collection holds, and ``where`` names it) or ``"file"``
-    (every judgment of the qrels; the default otherwise). ``options`` go to the task's
-    evaluation (e.g. ``formula_index=PATH``). ``measures``: ir_measures measures to score
-    instead of the task's (with a leading ``+``, beside them; :func:`parse_measures`),
-    after the task's own steps (Task 2: visual ids).
+    ``settings``: the evaluation's settings, resolved once by the command
+    (:class:`mathir.evaluation.settings.Evaluation`); without them, they are resolved here
+    from ``judged`` and ``measures``: ``judged`` is ``"collection"`` (default for a task
+    with ``qrels_in_collection`` when ``docnos``, the documents the collection holds, are
+    given; ``where`` names the collection) or ``"file"`` (every judgment of the qrels);
+    ``measures``: ir_measures measures to score instead of the task's (with a leading
+    ``+``, beside them; :func:`parse_measures`), after the task's own steps (Task 2:
+    visual ids). ``options`` go to the task's evaluation (e.g. ``formula_index=PATH``).
 
     >>> from mathir.samples import arqmath_sample
-    >>> from mathir.qrels.arqmath import read_qrels
+    >>> from mathir.qrels.trec import read_qrels
     >>> import pandas as pd
     >>> run = pd.DataFrame({"qid": ["A.1", "A.1"], "docno": ["1002", "1001"],
     ...                     "rank": [2, 1], "score": [1.0, 1.0]})
@@ -355,9 +326,15 @@ def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, 
     >>> ev.runs["r"].docno.tolist(), ev.judged
     (['1002', '1001'], 'file')
     """
-    rule = judged or ("collection" if task.qrels_in_collection and docnos is not None
-                      else "file")
-    check_judged(task, rule)
+    from mathir.evaluation.settings import Evaluation, resolve_judged, resolve_measures
+
+    if settings is None:
+        settings = Evaluation(task.name, resolve_judged(task, judged,
+                                                        collection=docnos is not None),
+                              measures=resolve_measures(measures))
+    elif judged is not None or measures is not None:
+        raise TypeError("evaluate(): give settings, or judged and measures, not both")
+    rule = settings.judged
     read = dict(runs)
     if qrels is None:
         raise InputError(f"no qrels: nothing to evaluate the runs of {task.name} on")
@@ -368,13 +345,14 @@ def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, 
         if rule == "collection":
             if docnos is None:
                 raise InputError("judging on the collection's documents needs the collection "
-                                 f"(or {option('judged', 'file')}: the whole qrels file)")
+                                 f"({option('collection')} or {option('data', 'DIR')}; or "
+                                 f"{option('judged', 'file')}: the whole qrels file)")
             used = qrels_in_collection(qrels, docnos)
             if used.empty:
                 raise InputError(f"no judged document of these qrels is in "
                                  f"{where or 'the collection'}", path=qrels.attrs.get("source"))
         note = judged_note(rule, len(used), len(qrels), where)
-    extra = parse_measures(measures) if measures is not None else None
+    extra = settings.measures
     if extra is not None and task.order == "given":
         raise InputError(f"{task.name}'s runs are not rankings (one answer per topic): "
                          "ir_measures measures do not apply; its measures are "
@@ -385,7 +363,8 @@ def evaluate(task: Task, runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame, 
                        # every judgment of the file, in the form the score used (Task
                        # 2: visual ids) where nothing was left out
                        scored_qrels if used is qrels else qrels, table, per_topic,
-                       judged=rule, judged_note=note, options=dict(options), declaration=task)
+                       judged=rule, judged_note=note, options=dict(options), declaration=task,
+                       settings=settings)
     if note:
         ev.table.attrs["judged"] = note
     return ev
@@ -407,7 +386,7 @@ def _score(task: Task, runs: dict, qrels, options: Mapping,
     """(runs as scored, qrels as scored, per-topic scores or None, table)."""
     import pandas as pd
 
-    from mathir.evaluation.prime import per_query
+    from mathir.evaluation.per_topic import per_topic_scores
 
     options = dict(options)
     beside, chosen = extra if extra is not None else (True, {})
@@ -419,14 +398,14 @@ def _score(task: Task, runs: dict, qrels, options: Mapping,
         elif options:
             raise InputError(f"options not used by this task: {', '.join(sorted(options))}")
         wanted = {**(task.ir_measures() if beside else {}), **chosen}
-        per_topic = {n: per_query(r, qrels, wanted, not_judged=()) for n, r in runs.items()}
+        per_topic = {n: per_topic_scores(r, qrels, wanted) for n, r in runs.items()}
     else:
         per_topic = task.per_topic(runs, qrels, **options) if beside else None
         if chosen:
             if "label" not in qrels.columns:
                 raise InputError(f"{task.name}'s judgments have no relevance labels: "
                                  "ir_measures measures do not apply")
-            added = {n: per_query(r, qrels, chosen, not_judged=()) for n, r in runs.items()}
+            added = {n: per_topic_scores(r, qrels, chosen) for n, r in runs.items()}
             per_topic = added if per_topic is None else {
                 n: per_topic[n].merge(added[n], on="qid", how="outer",
                                       suffixes=("", " (ir_measures)"))
@@ -436,32 +415,47 @@ def _score(task: Task, runs: dict, qrels, options: Mapping,
     undeclared = sorted(present - {"qid"} - set(columns) - {f"{m} (ir_measures)" for m in chosen})
     if undeclared and not chosen:  # the table and its declaration cannot drift apart
         task._columns(pd.DataFrame(columns=undeclared))
-    table = mean_table(per_topic, [c for c in columns if c in present])
+    declared = {m.name: m.aggregate for m in task.measures if m.aggregation}
+    table = mean_table(per_topic, [c for c in columns if c in present], aggregation=declared)
     note = next((f.attrs["note"] for f in per_topic.values() if f.attrs.get("note")), None)
     if note:  # e.g. Task 3's LO and CS computed with a stand-in model
         table.attrs["note"] = note
     return runs, qrels, per_topic, (task._columns(table) if not chosen else table)
 
 
-def mean_table(per_topic: Mapping[str, pd.DataFrame], measures: Iterable[str]) -> pd.DataFrame:
-    """One row per run, one column per measure: each the :func:`trec_mean` of the run's
-    per-topic values in topic order (byte order of the ids).
+def mean_table(per_topic: Mapping[str, pd.DataFrame], measures: Iterable[str],
+               aggregation: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per run, one column per measure: each the run's per-topic values in topic
+    order (byte order of the ids) aggregated as its measure declares: :func:`trec_mean`,
+    or :func:`~mathir.evaluation.measures.trec_sum` for the counts (as ``ir_measures.calc_aggregate`` and trec_eval).
+
+    How a column aggregates: ``aggregation[column]``, else as the per-topic frame says
+    (``attrs["aggregation"]``, set by :func:`mathir.evaluation.per_topic.per_topic_scores` from
+    each measure's ir_measures aggregator), else as ir_measures aggregates the measure
+    the column's name is (a column named ``NumQ`` sums), else the mean.
 
     >>> import pandas as pd
     >>> t = mean_table({"r": pd.DataFrame({"qid": ["2", "1"], "m": [0.5, 1.0]})}, ["m"])
     >>> float(t.loc["r", "m"])
     0.75
+    >>> float(mean_table({"r": pd.DataFrame({"qid": ["1", "2"], "NumQ": [1.0, 1.0]})},
+    ...                  ["NumQ"]).loc["r", "NumQ"])
+    2.0
     """
     import pandas as pd
+
+    from mathir.evaluation.measures import aggregation_by_name, trec_sum
 
     measures = list(measures)
     rows = {}
     for name, t in per_topic.items():
         present = [m for m in measures if m in t.columns]
+        declared = {**t.attrs.get("aggregation", {}), **(aggregation or {})}
         if len(t):
-            t = t.iloc[sorted(range(len(t)), key=lambda i: str(t["qid"].iloc[i]).encode(
-                "utf-8", "surrogateescape"))]
-        rows[name] = {m: trec_mean(t[m].tolist()) for m in present}
+            keys = [str(q).encode("utf-8", "surrogateescape") for q in t["qid"]]
+            t = t.iloc[sorted(range(len(t)), key=keys.__getitem__)]
+        rows[name] = {m: (trec_sum if (declared.get(m) or aggregation_by_name(m)) == "sum"
+                          else trec_mean)(t[m].tolist()) for m in present}
     return pd.DataFrame.from_dict(rows, orient="index", columns=measures)
 
 

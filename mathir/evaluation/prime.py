@@ -18,9 +18,9 @@ from collections.abc import Mapping
 import ir_measures
 import pandas as pd
 
-from mathir.errors import InputError
 from mathir.evaluation.measures import PRIME_MEASURES
-from mathir.qrels.arqmath import NOT_JUDGED_CODES, judged_only
+from mathir.evaluation.per_topic import per_topic_scores
+from mathir.qrels.arqmath import NOT_JUDGED_CODES
 
 #: The ARQMath Task 1/2 measures by column name, as the tasks declare them
 #: (:data:`mathir.evaluation.measures.PRIME_MEASURES`): ``nDCG(judged_only=True)``,
@@ -28,51 +28,18 @@ from mathir.qrels.arqmath import NOT_JUDGED_CODES, judged_only
 ARQMATH_MEASURES: dict[str, ir_measures.Measure] = {m.name: m.resolve() for m in PRIME_MEASURES}
 
 
-def _qrels_for_ir_measures(qrels: pd.DataFrame, not_judged: tuple[int, ...]) -> pd.DataFrame:
-    q = judged_only(qrels) if not_judged == NOT_JUDGED_CODES else \
-        qrels[~qrels["label"].isin(not_judged)]
-    return pd.DataFrame({"query_id": q["qid"].astype(str), "doc_id": q["docno"].astype(str),
-                         "relevance": q["label"].astype(int)})
-
-
-def _run_for_ir_measures(run: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"query_id": run["qid"].astype(str), "doc_id": run["docno"].astype(str),
-                         "score": run["score"].astype(float)})
-
-
 def per_query(run: pd.DataFrame, qrels: pd.DataFrame,
               measures: Mapping[str, ir_measures.Measure] = ARQMATH_MEASURES,
               not_judged: tuple[int, ...] = NOT_JUDGED_CODES) -> pd.DataFrame:
-    """One row per qrels topic, one column per measure; unanswered topics score 0.
-
-    ``not_judged``: labels that are not judgments (ARQMath Task 3's codes 5 and 6; a
-    task with other labels passes ``()``, as the tasks whose measures are declared
-    ir_measures ones do).
+    """:func:`mathir.evaluation.per_topic.per_topic_scores` with ARQMath's defaults: the
+    prime measures, Task 3's codes 5 and 6 not judgments.
 
     >>> run = pd.DataFrame({"qid": ["A.1"], "docno": ["5"], "score": [1.0]})
     >>> qrels = pd.DataFrame({"qid": ["A.1", "A.2"], "docno": ["5", "6"], "label": [3, 2]})
     >>> per_query(run, qrels)["nDCG'"].tolist()
     [1.0, 0.0]
     """
-    q = _qrels_for_ir_measures(qrels, tuple(not_judged))
-    if q.empty:  # no topic to average over: the mean would be NaN, not a score
-        codes = f" (labels {', '.join(map(str, not_judged))} count as not judged)" \
-            if not_judged else ""
-        raise InputError(f"the qrels judge no document{codes}", path=qrels.attrs.get("source"))
-    topics = sorted(q["query_id"].unique())
-    names: dict = {}  # measure -> its columns (one measure may be asked for under two names)
-    for name, m in measures.items():
-        names.setdefault(m, []).append(name)
-    values = {name: dict.fromkeys(topics, 0.0) for name in measures}
-    r = _run_for_ir_measures(run) if len(run) else pd.DataFrame()
-    if not r.empty:
-        r = r[r["query_id"].isin(set(topics))]
-    if not r.empty:
-        for m in ir_measures.iter_calc(list(names), q, r):
-            for name in names[m.measure]:
-                values[name][m.query_id] = float(m.value)
-    table = pd.DataFrame({"qid": topics, **{n: [v[t] for t in topics] for n, v in values.items()}})
-    return table
+    return per_topic_scores(run, qrels, measures, not_judged)
 
 
 def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
@@ -85,7 +52,9 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
     0.5
     """
     table = per_query(run, qrels, measures)
-    return {name: float(table[name].mean()) for name in measures}
+    how = table.attrs["aggregation"]
+    return {name: float(table[name].sum() if how[name] == "sum" else table[name].mean())
+            for name in measures}
 
 
 def compare(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,

@@ -24,6 +24,7 @@ Nothing here imports pandas or PyTerrier at import time.
 """
 
 from mathir.evaluation.evaluated import check_judged
+from mathir.evaluation.settings import Evaluation, resolve_evaluation
 from mathir.experiment.catalog import (
     evaluation_options,
     run_formats,
@@ -61,9 +62,13 @@ from mathir.experiment.run_files import (
     evaluate_run_files,
     evaluate_runs,
     read_runs,
+    score_run_files,
+    scoring_settings,
+    view_run_files,
     view_runs,
 )
 from mathir.experiment.running import (
+    Execution,
     ExperimentResult,
     PipelineError,
     build_pipeline,
@@ -76,7 +81,9 @@ from mathir.experiment.running import (
     write_pipeline_run,
 )
 
-__all__ = ["FACTORY_OPTIONS", "PIPELINE_ENTRY_POINTS", "PIPELINES_VARIABLE", "ExperimentResult",
+__all__ = ["FACTORY_OPTIONS", "PIPELINE_ENTRY_POINTS", "PIPELINES_VARIABLE", "Evaluation",
+           "Execution", "ExperimentResult", "resolve_evaluation", "score_run_files",
+           "scoring_settings", "view_run_files",
            "FactoryOption", "Pipeline", "PipelineError", "PipelineSource", "accepts",
            "available_pipelines", "build_pipeline", "check_experiment", "check_judged",
            "check_workers", "collection_docnos", "evaluation_options", "factory_options",

@@ -4,7 +4,8 @@
 not guessed from a ``repr``: the task; the pipeline's name, factory (qualified name),
 keyword arguments (a path argument, such as a model directory, is fingerprinted) and a
 fingerprint of its code (:func:`code_fingerprint`: a lambda or any code outside mathir
-and the installed packages is hashed); the topics file's SHA-256; the index's manifest
+and the installed packages is hashed); the topics file's SHA-256 and, for a derived
+task, the topics it selects (:func:`describe_topics`); the index's manifest
 checksum; fingerprints of the collection and the task's other data files; the versions of
 every package that computes (:func:`package_versions`); a hash of mathir's own source
 files (:func:`mathir_source`); and the run format. A run is reused only when all of that
@@ -16,6 +17,7 @@ checkout, the command line and the time.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -23,7 +25,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -227,16 +229,37 @@ def pipeline_identity(name: str, factory: Any = None, kwargs: Mapping[str, Any] 
     return out
 
 
-def run_manifest(task: str, pipeline: Mapping | str, topics: str | Path,
+def describe_topics(path: str | Path, selection: Iterable[str] | None = None) -> dict:
+    """The topics a run answers: the topics file (:func:`describe_file`) and, for a task
+    that selects some of its topics (a derived task: ids or a predicate), the selected
+    ids as a count and a SHA-256 of the sorted ids, so that a run of two topics never
+    passes for a run of three, whatever chose them.
+
+    >>> describe_topics(__file__, ["A.2", "A.1"])["selection"]["count"]
+    2
+    """
+    out: dict[str, Any] = describe_file(path) or {}
+    if selection is not None:
+        ids = sorted({str(q) for q in selection})
+        digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+        out["selection"] = {"count": len(ids), "sha256": digest}
+    return out
+
+
+def run_manifest(task: str, pipeline: Mapping | str, topics: str | Path, *,
                  qrels: str | Path | None = None, index_dir: str | Path | None = None,
                  run_format: str = "arqmath", data: dict[str, str | Path | None] | None = None,
-                 description: str | None = None) -> dict:
+                 description: str | None = None, selection: Iterable[str] | None = None
+                 ) -> dict:
     """The manifest describing how a run file is (to be) produced.
 
     ``pipeline`` is a :func:`pipeline_identity` (or a string that identifies the
     pipeline). ``data`` names the collection and other files the run is made from
     (fingerprinted): two collections give two identities even where no index checksum
-    tells them apart. ``description`` (the pipeline's repr) is recorded, not compared.
+    tells them apart. ``selection``: the topic ids a derived task keeps
+    (:attr:`mathir.tasks.TaskData.topic_ids`; None: every topic of the file), part of the
+    identity (:func:`describe_topics`). ``description`` (the pipeline's repr) is
+    recorded, not compared.
 
     >>> m = run_manifest("arqmath-task1", "BM25(k1=1.2)", __file__)
     >>> sorted(m)[:4]
@@ -246,7 +269,7 @@ def run_manifest(task: str, pipeline: Mapping | str, topics: str | Path,
         "task": task,
         "pipeline": pipeline if isinstance(pipeline, str) else dict(pipeline),
         "description": description,
-        "topics": describe_file(topics),
+        "topics": describe_topics(topics, selection),
         "qrels": describe_file(qrels),
         "index": index_checksum(index_dir),
         "data": data_fingerprint(data or {}),
@@ -299,6 +322,13 @@ def _changed(field: str, old: Any, new: Any) -> str:
     if field == "data" and isinstance(old, dict) and isinstance(new, dict):
         keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         return f"data files changed: {', '.join(keys)}"
+    if field == "topics" and isinstance(old, dict) and isinstance(new, dict) \
+            and old.get("selection") != new.get("selection") \
+            and {k: v for k, v in old.items() if k != "selection"} \
+            == {k: v for k, v in new.items() if k != "selection"}:
+        counts = [(s or {}).get("count", "all") for s in (old.get("selection"),
+                                                          new.get("selection"))]
+        return f"the topic selection changed ({counts[0]} -> {counts[1]} topics)"
     return {"source": "mathir's source files changed", "index": "the index changed",
             "topics": "the topics changed", "format": "the run format changed",
             "task": "the task changed"}.get(field, f"{field} changed")

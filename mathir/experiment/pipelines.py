@@ -10,6 +10,7 @@ here, so that ``mathir --help`` can list the entry-point pipelines cheaply.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -22,7 +23,7 @@ import sys
 import traceback
 import types
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from mathir.errors import InputError
 from mathir.experiment.code_fingerprint import qualified_name
 from mathir.experiment.identity import pipeline_identity
 from mathir.neural.backends import BACKENDS
+from mathir.storage.paths import path_component
 from mathir.tasks import Ref, Task, get_task
 
 #: Entry-point group through which an installed package adds pipelines to a task. An
@@ -182,8 +184,43 @@ def factory_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     return found
 
 
+@contextlib.contextmanager
+def importable_last(folder: str | Path | None) -> Iterator[None]:
+    """``folder`` at the end of ``sys.path`` while the block runs, removed after it (left
+    as it is where it is on the path already): a module of the folder can be imported,
+    but a ``numpy.py`` or ``pandas.py`` there never shadows the installed library, neither
+    while the module imports nor later in the run.
+
+    >>> with importable_last("/nowhere"):
+    ...     sys.path[-1]
+    '/nowhere'
+    >>> "/nowhere" in sys.path
+    False
+    """
+    entry = None if folder is None else os.fspath(folder)
+    if entry is None or entry in sys.path:
+        yield
+        return
+    sys.path.append(entry)
+    try:
+        yield
+    finally:
+        if entry in sys.path:
+            del sys.path[len(sys.path) - 1 - sys.path[::-1].index(entry)]
+
+
+def _current_folder() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # a folder removed under the process
+        return None
+
+
 def import_reference(target: str, what: str = "pipeline") -> Any:
     """The object named by ``"module:attribute"``; InputError when it cannot be imported.
+    The module is an installed one, else one of the current folder (as uvicorn resolves
+    ``module:app``), which is on the import path only while the module is imported
+    (:func:`importable_last`), so that your ``numpy.py`` never replaces numpy.
 
     >>> import_reference("mathir.pipelines.lexical:bm25").__name__
     'bm25'
@@ -192,7 +229,8 @@ def import_reference(target: str, what: str = "pipeline") -> Any:
     if not sep or not module or not attribute:
         raise InputError(f"{what}: expected 'module:attribute', not {target!r}")
     try:
-        value = importlib.import_module(module)
+        with importable_last(_current_folder()):
+            value = importlib.import_module(module)
     except SyntaxError as e:
         raise InputError(f"syntax error: {e.msg}", path=e.filename, line=e.lineno) from None
     except ImportError as e:
@@ -201,8 +239,24 @@ def import_reference(target: str, what: str = "pipeline") -> Any:
         try:
             value = getattr(value, part)
         except AttributeError:
-            raise InputError(f"{what}: module {module!r} has no attribute {attribute!r}") from None
+            raise InputError(f"{what}: module {module!r} has no attribute {attribute!r}"
+                             + _shadowed_hint(module)) from None
     return value
+
+
+def _shadowed_hint(module: str) -> str:
+    """Where the current folder holds a module of that name that was not imported (an
+    installed one of the same name comes first): say so."""
+    top = module.partition(".")[0]
+    folder = _current_folder()
+    found = getattr(sys.modules.get(top), "__file__", None)
+    if folder is None or found is None \
+            or Path(found).resolve().is_relative_to(Path(folder).resolve()):
+        return ""
+    mine = [p for p in (Path(folder) / f"{top}.py", Path(folder) / top / "__init__.py")
+            if p.is_file()]
+    return (f" (the installed {top!r} at {found} is imported, not {mine[0].name} of the "
+            "current folder: rename yours)") if mine else ""
 
 
 def plugin_pipelines(task: str | None = None) -> dict[str, importlib.metadata.EntryPoint]:
@@ -250,14 +304,9 @@ def available_pipelines(task: Task) -> dict[str, tuple[Any, str]]:
     return out
 
 
-_BAD_NAME = re.compile(r"[\s/\\\x00]|^\.|^$")
-
-
 def _check_name(name: Any) -> str:
-    if not isinstance(name, str) or _BAD_NAME.search(name):
-        raise InputError(f"pipeline name {name!r}: it names the run file and the run, so it "
-                         "must be one word, without '/' and not starting with '.'")
-    return name
+    return path_component(name, "pipeline name", why="it names the run file and the run",
+                          strict=False)
 
 
 def declared_pipeline(name: str, source: Any, origin: str, options: Mapping[str, Any],
@@ -368,12 +417,11 @@ def load_pipelines_file(path: str | Path) -> dict[str, PipelineSource]:
         raise InputError("not a Python file", path=p)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # pickling and dataclasses look their module up here
-    # the file's folder on the import path while it loads, as `python FILE` has it, so that
-    # it can import the modules beside it
-    folder = str(p.resolve().parent)
-    sys.path.insert(0, folder)
+    # the file's folder on the import path while it loads, so that it can import the
+    # modules beside it (last: a numpy.py there does not replace numpy)
     try:
-        spec.loader.exec_module(module)
+        with importable_last(p.resolve().parent):
+            spec.loader.exec_module(module)
     except SyntaxError as e:
         sys.modules.pop(name, None)
         where = p if not e.filename or Path(e.filename).resolve() == p.resolve() else e.filename
@@ -388,9 +436,6 @@ def load_pipelines_file(path: str | Path) -> dict[str, PipelineSource]:
                  if f.filename and Path(f.filename).resolve() == p.resolve()]
         raise InputError(f"{type(e).__name__}: {e}", path=p,
                          line=lines[-1] if lines else None) from None
-    finally:
-        if folder in sys.path:
-            sys.path.remove(folder)
     found = getattr(module, PIPELINES_VARIABLE, None)
     if not isinstance(found, Mapping):
         raise InputError(f"defines no {PIPELINES_VARIABLE} = {{name: pipeline}} mapping", path=p)
@@ -412,9 +457,9 @@ def split_reference(spec: str) -> tuple[str, str]:
 def own_pipelines(files: Iterable[str | Path] = (), references: Iterable[str] = ()
                   ) -> dict[str, PipelineSource]:
     """Your pipelines by name: those of pipelines files (:func:`load_pipelines_file`) and of
-    ``NAME=module:factory`` references, the current folder importable for these (as
-    uvicorn and gunicorn resolve apps: a console script's path starts with its own bin
-    folder). Two pipelines with one name are an error.
+    ``NAME=module:factory`` references, whose module may lie in the current folder (it is
+    importable while the reference is resolved: :func:`import_reference`). Two pipelines
+    with one name are an error.
 
     >>> own_pipelines(references=["mine=mathir.pipelines.lexical:bm25"])
     {'mine': 'mathir.pipelines.lexical:bm25'}
@@ -426,8 +471,6 @@ def own_pipelines(files: Iterable[str | Path] = (), references: Iterable[str] = 
                 raise InputError(f"two pipelines are named {name!r}", path=file)
             found[name] = source
     refs = [split_reference(spec) for spec in references]
-    if refs and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     for name, target in refs:
         if name in found:
             raise InputError(f"two pipelines are named {name!r}")
@@ -453,4 +496,8 @@ def select_pipelines(task: Task, names: str | None, own: Mapping[str, PipelineSo
     if left_out:
         raise InputError(f"--pipeline {left_out[0]} is not among --pipelines "
                          f"{names}: add it there, or leave --pipelines out")
+    available = {**available_pipelines(task), **own}  # your own are names too
+    for n in chosen:
+        if n not in available:
+            raise unknown_pipeline(n, available)
     return [{n: own[n]} if n in own else n for n in chosen]

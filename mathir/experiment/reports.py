@@ -3,16 +3,17 @@ the HTML report and its run explorer, all read from the one evaluation."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError
 from mathir.experiment.running import ExperimentResult
 from mathir.storage import atomic_file
-from mathir.tasks import get_task
+from mathir.tasks import Task, TaskData, get_task
 
 if TYPE_CHECKING:
-    pass
+    from mathir.report.explorer_views import Lookups
 
 
 def significance_note(result: ExperimentResult) -> str | None:
@@ -59,9 +60,82 @@ def write_per_topic(result: ExperimentResult, path: str | Path) -> tuple[Path, P
     return path, sig_path
 
 
+def explorer_lookups(task: Task, data: TaskData | None, index: Any = None, *,
+                     quiet: bool = True) -> Lookups:
+    """What the run explorer shows of the documents, read from the index, never by parsing
+    the collection again (:class:`mathir.report.explorer_views.Lookups`): ARQMath
+    answers from the answer index's SQLite text store (``<index>-texts``, built on first
+    use; ``index``: the index of ``data``'s collection, built or reused when the page first
+    asks for a text); Task 2 formulas from the formula index TSV; WorldTree facts from the
+    tablestore.
+
+    >>> task = get_task("arqmath-task1")
+    >>> texts = explorer_lookups(task, task.data()).texts({"1002", "nope"})
+    >>> sorted(texts), "$" in texts["1002"]
+    (['1002'], True)
+    """
+    from mathir.report.explorer_views import Lookups
+
+    found = {"index": index}
+
+    def answer_texts(docnos: set[str]) -> dict[str, str]:
+        wanted = {str(d) for d in docnos}
+        if not wanted or data is None or data.collection is None:
+            return {}
+        if found["index"] is None:
+            found["index"] = task.index(data, quiet=quiet)
+        return document_texts(found["index"], wanted, data.collection, quiet=quiet)
+
+    return Lookups(texts=answer_texts, formulas=formula_records, facts=tablestore_texts)
+
+
+def document_texts(index: Any, docnos: Iterable[str], collection: str | Path | None = None, *,
+                   quiet: bool = True) -> dict[str, str]:
+    """``{docno: text}`` of the answers ``docnos`` that ``index`` holds: from its text
+    store when it is an answer index (one SQLite query per 900 docnos), else by reading
+    ``collection`` (one pass, :func:`mathir.indexing.answer_collection.answer_texts`).
+    The text is the answer's, formulas as ``$LaTeX$``, without the question's title.
+    """
+    from mathir.indexing.answer_index import AnswerIndex
+
+    if isinstance(index, AnswerIndex):
+        from mathir.indexing.text_store import AnswerTexts
+
+        store = AnswerTexts.for_index(index, quiet=quiet)
+        return {d: text for d, (_, text) in store.fetch(docnos).items()}
+    if collection is None:
+        return {}
+    from mathir.indexing.answer_collection import answer_texts
+
+    return answer_texts(collection, docnos)
+
+
+def formula_records(formula_index: str | Path, formula_ids: set[str], visual_ids: set[str]
+                    ) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
+    """One pass over a formula index TSV: formula id -> (visual id, LaTeX, post id) for
+    ``formula_ids``; visual id -> LaTeX of its first instance for ``visual_ids``."""
+    from mathir.readers.formula_tsv import iter_formula_index
+
+    by_formula: dict[str, tuple[str, str, str]] = {}
+    by_visual: dict[str, str] = {}
+    for rec in iter_formula_index(formula_index):
+        if rec.formula_id in formula_ids:
+            by_formula[rec.formula_id] = (rec.visual_id, rec.formula, rec.post_id)
+        if rec.visual_id in visual_ids and rec.visual_id not in by_visual:
+            by_visual[rec.visual_id] = rec.formula
+    return by_formula, by_visual
+
+
+def tablestore_texts(tablestore: str | Path) -> dict[str, str]:
+    """fact id -> fact text of a WorldTree tablestore (its tables folder, or a file in it)."""
+    from mathir.indexing.fact_index import read_tablestore, tables_dir
+
+    return read_tablestore(tables_dir(tablestore), warn=False).texts()
+
+
 def experiment_explorer(result: ExperimentResult, depth: int = 20):
     """The run explorer of an experiment's runs: ``(Explorer, MathRenderer)`` (see
-    :func:`mathir.evaluation.explorer_views.build_explorer`; the renderer's ``stats`` count
+    :func:`mathir.report.explorer_views.build_explorer`; the renderer's ``stats`` count
     the formulas latex2mathml could not convert). It reads the experiment's evaluation:
     each run listed in the order it was scored, with the judgments the score used.
 
@@ -72,14 +146,16 @@ def experiment_explorer(result: ExperimentResult, depth: int = 20):
     >>> len(ex.topics), ex.runs[:2]
     (5, ['nearest-template', 'template-retrieval'])
     """
-    from mathir.evaluation.explorer_views import build_explorer
+    from mathir.report.explorer_views import build_explorer
 
     if result.evaluation is None:
         raise InputError("no qrels, so nothing to explore for these runs")
     task = get_task(result.task)
     topics = result.topics if result.topics is not None else task.topics(result.data)
-    return build_explorer(result.evaluation, topics, result.data, baseline=result.baseline,
-                          primary=result.evaluation.primary, depth=depth)
+    lookups = explorer_lookups(task, result.data, result.index)
+    explorer = build_explorer(result.evaluation, topics, result.data, baseline=result.baseline,
+                              primary=result.evaluation.primary, depth=depth, lookups=lookups)
+    return explorer
 
 
 def write_experiment_report(result: ExperimentResult, path: str | Path | None = None,
@@ -90,13 +166,14 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
     on the task's primary measure, the task's own plots (ARQMath: scores by topic
     category, difficulty and dependency from the topic metadata; WorldTree: MAP by
     explanation length), the run files' locations and, with ``explore``, the run
-    explorer (:mod:`mathir.evaluation.explorer`: every topic, the runs' top ``depth``
+    explorer (:mod:`mathir.report.explorer`: every topic, the runs' top ``depth``
     results side by side, formulas rendered).
     """
-    from mathir.evaluation.report import (
+    from mathir.report.report import (
         breakdown_figures,
         html_report,
         per_topic_chart,
+        shown_path,
         write_report,
     )
 
@@ -117,7 +194,7 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
         if Path(file).suffix == ".png":
             png = result.figures.get(what) or Path(file).read_bytes()
             figures.append((what.replace("_", " "), png))
-    notes = [f"Runs: {', '.join(str(p) for p in result.runs.values())}."]
+    notes = [f"Runs: {', '.join(shown_path(p, path.parent) for p in result.runs.values())}."]
     if result.significance is None:
         notes.append("No per-topic scores for this task: no significance tests.")
     if result.judged_note:
@@ -127,7 +204,7 @@ def write_experiment_report(result: ExperimentResult, path: str | Path | None = 
     title = f"{task.description} — {result.data.label}"
     explorer = ""
     if explore:
-        from mathir.evaluation.explorer import explorer_html
+        from mathir.report.explorer import explorer_html
 
         explorer = explorer_html(experiment_explorer(result, depth)[0])
     page = html_report(title, result.table, result.baseline or str(result.table.index[0]),

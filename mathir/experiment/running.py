@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError
-from mathir.evaluation.evaluated import check_judged
+from mathir.evaluation.settings import Evaluation, resolve_evaluation
 from mathir.experiment.identity import (
     remove_manifest,
     run_manifest,
@@ -34,6 +34,7 @@ from mathir.experiment.pipelines import (
 from mathir.experiment.quiet import quiet_libraries
 from mathir.models import require_extra
 from mathir.storage import atomic_file, exclusive_lock
+from mathir.storage.paths import run_folder
 from mathir.tasks import Ref, Task, TaskData, get_task
 
 if TYPE_CHECKING:
@@ -64,11 +65,31 @@ class ExperimentResult:
     evaluation: Any = None
     #: the topics of the runs (read once; the explorer lists them)
     topics: Any = None
+    #: the index of ``data``'s collection, when built (the explorer reads its documents'
+    #: texts from it: :func:`mathir.experiment.reports.explorer_lookups`)
+    index: Any = None
 
     @property
     def judged_note(self) -> str | None:
         """Which judgments scored the runs, in words (None where every judgment counts)."""
         return self.evaluation.judged_note if self.evaluation is not None else None
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How an experiment's pipelines run: the run files' format, progress bars, topic
+    batches in ``workers`` local processes or on a Ray cluster (``ray_address``), and
+    whether runs whose manifests match are reused.
+
+    >>> Execution("arqmath").workers
+    1
+    """
+
+    run_format: str
+    quiet: bool = False
+    workers: int = 1
+    ray_address: str | None = None
+    reuse: bool = True
 
 
 # --- pipelines: declared, resolved, built once ---------------------------------------------
@@ -98,9 +119,10 @@ def _describe(pipe) -> str | None:
         return None
 
 
-def _run(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path, quiet: bool,
-         workers: int, ray_address: str | None, run_format: str) -> tuple[Path, str | None]:
+def _run(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
+         how: Execution) -> tuple[Path, str | None]:
     """Build ``pipeline`` once (here, or once in each worker) and write its run."""
+    workers, ray_address = how.workers, how.ray_address
     parallel = (workers > 1 or ray_address) and task.open_index is not None \
         and getattr(index, "path", None) is not None
     reference = pipeline.reference if parallel else None
@@ -122,11 +144,12 @@ def _run(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
         finally:
             pipe.close()
     else:
-        pipe = pipeline.build(index, verbose=not quiet)
+        pipe = pipeline.build(index, verbose=not how.quiet)
         description = _describe(pipe)
         with _names_failures(pipeline, topics):
             results = pipe.transform(topics)
-    path = task.write_run(results, out, name=out.stem, format=run_format, topics=topics["qid"])
+    path = task.write_run(results, out, name=out.stem, format=how.run_format,
+                          topics=topics["qid"])
     return path, description
 
 
@@ -161,28 +184,32 @@ def _names_failures(pipeline: Pipeline, topics: pd.DataFrame) -> Iterator[None]:
                             f"{batch}{where}: {type(e).__name__}: {e}") from e
 
 
-def _manifest(task: Task, pipeline: Pipeline, data: TaskData, index, run_format: str,
-              judged: str | None = None) -> dict:
-    manifest = run_manifest(task.name, pipeline.identity(), data.topics, data.qrels,
+def _manifest(task: Task, pipeline: Pipeline, data: TaskData, index, *, run_format: str,
+              settings: Evaluation) -> dict:
+    manifest = run_manifest(task.name, pipeline.identity(), data.topics, qrels=data.qrels,
                             index_dir=getattr(index, "path", None),
                             data={"collection": data.collection, **data.extras},
-                            run_format=run_format)
-    manifest["evaluation"] = evaluation_record(task, data, index, judged)
+                            run_format=run_format, selection=data.topic_ids)
+    manifest["evaluation"] = evaluation_record(data, index, settings)
     return manifest
 
 
-def evaluation_record(task: Task, data: TaskData, index, judged: str | None = None) -> dict:
+def evaluation_record(data: TaskData, index, settings: Evaluation) -> dict:
     """How a run is scored, as its manifest records it (not part of its identity): the
-    judged set (``collection``: the judgments of the documents the collection holds, for a
-    task that declares ``qrels_in_collection``; ``file``: every judgment), the collection
-    and the index whose documents those are. ``mathir evaluate`` scores a run with a
-    manifest by it."""
-    rule = judged or ("collection" if task.qrels_in_collection else "file")
-    record: dict[str, Any] = {"judged": rule, "label": data.label}
-    if rule == "collection":
+    settings (:meth:`mathir.evaluation.settings.Evaluation.record`: the judged set, the
+    qrels, the measures), and for the ``collection`` judged set (the judgments of the
+    documents the collection holds) the collection and the index whose documents those
+    are. ``mathir evaluate`` scores a run with a manifest by it."""
+    from mathir.experiment.code_fingerprint import index_checksum
+
+    record: dict[str, Any] = {**settings.record(), "label": data.label}
+    if settings.judged == "collection":
         record["collection"] = str(Path(data.collection).resolve())
         path = getattr(index, "path", None)
         record["index"] = str(Path(path).resolve()) if path is not None else None
+        # the index the documents were listed from, as it was: a later build in the same
+        # folder (another collection) is not taken for it
+        record["index_checksum"] = index_checksum(path)
     return record
 
 
@@ -206,19 +233,17 @@ def _record_evaluation(run_path: Path, record: dict) -> None:
 
 
 def _run_with_manifest(task: Task, pipeline: Pipeline, index, topics: pd.DataFrame, out: Path,
-                       manifest: dict, quiet: bool, workers: int, ray_address: str | None,
-                       run_format: str) -> Path:
+                       *, manifest: dict, how: Execution) -> Path:
     """Write the run, then its manifest (with the run file's checksum): a stale
     manifest is removed first, so an interruption leaves a run that is never reused."""
     remove_manifest(out)
-    _, description = _run(task, pipeline, index, topics, out, quiet, workers, ray_address,
-                          run_format)
+    _, description = _run(task, pipeline, index, topics, out, how)
     write_run_manifest(out, {**manifest, "description": description})
     return out
 
 
 def write_pipeline_run(task: Task | str, pipeline: str | Pipeline, data: TaskData, out: str | Path,
-                       index_dir: str | Path | None = None, quiet: bool = False,
+                       *, index_dir: str | Path | None = None, quiet: bool = False,
                        run_format: str | None = None, options: Mapping[str, Any] | None = None
                        ) -> Path:
     """Index ``data`` (or reuse its index), run ``pipeline`` over its topics, and write
@@ -240,14 +265,16 @@ def write_pipeline_run(task: Task | str, pipeline: str | Pipeline, data: TaskDat
     out = Path(out)
     index = task.index(data, index_dir, quiet=quiet)
     topics = task.topics(data)
+    settings = resolve_evaluation(task, collection=True)  # how an experiment would score it
     with exclusive_lock(out):
         return _run_with_manifest(task, chosen, index, topics, out,
-                                  _manifest(task, chosen, data, index, run_format), quiet, 1,
-                                  None, run_format)
+                                  manifest=_manifest(task, chosen, data, index,
+                                                     run_format=run_format, settings=settings),
+                                  how=Execution(run_format, quiet=quiet))
 
 
 def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFrame, out: Path,
-                 quiet: bool = False, workers: int = 1, ray_address: str | None = None,
+                 *, quiet: bool = False, workers: int = 1, ray_address: str | None = None,
                  run_format: str | None = None, **kwargs) -> Path:
     """Run one pipeline over ``topics`` and write its run file to ``out`` (in
     ``run_format``, by default the task's own: the first of ``task.run_formats``).
@@ -268,8 +295,8 @@ def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFra
         pipeline = Pipeline(declared.name, declared.factory, {**declared.kwargs, **kwargs},
                             declared.transformer, declared.origin)
     run_format = task.check_run_format(run_format or task.run_formats[0])
-    return _run(task, pipeline, index, topics, Path(out), quiet, workers, ray_address,
-                run_format)[0]
+    return _run(task, pipeline, index, topics, Path(out),
+                Execution(run_format, quiet=quiet, workers=workers, ray_address=ray_address))[0]
 
 
 # --- quiet: no progress bars, no library noise -----------------------------------------------
@@ -277,13 +304,13 @@ def run_pipeline(task: Task, pipeline: str | Pipeline, index, topics: pd.DataFra
 def run_experiment(task: Task | str, data: TaskData | None = None,
                    pipelines: Iterable[str | Mapping[str, PipelineSource]]
                    | Mapping[str, PipelineSource] | None = None,
-                   out: str | Path = "runs", index_dir: str | Path | None = None,
+                   out: str | Path = "runs", *, index_dir: str | Path | None = None,
                    quiet: bool = False, baseline: str | None = None, test: str = "t",
                    correction: str = "holm", workers: int = 1, ray_address: str | None = None,
                    reuse: bool = True, options: Mapping[str, Any] | None = None,
                    run_format: str | None = None, judged: str | None = None,
-                   qrels: str | Path | None = None, measures: Any = None
-                   ) -> ExperimentResult:
+                   qrels: str | Path | None = None, measures: Any = None,
+                   settings: Evaluation | None = None) -> ExperimentResult:
     """Index, run each pipeline, write run files with manifests, evaluate and compare.
 
     ``judged``: which judgments score the runs, ``"collection"`` (the default where the
@@ -293,8 +320,11 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     ``result.judged_note``. The evaluation is made once (``result.evaluation``); the
     table, per-topic scores, significance tests, report and explorer all read it.
     ``qrels``: a published variant of the judgments by name (``"all"``; ``mathir tasks``
-    lists them) or a qrels file. ``measures``: ir_measures measures instead of the task's
-    (a leading ``+``: beside them), e.g. ``"nDCG(judged_only=True)@10,R(rel=2)@1000"``.
+    lists them; ``"official"``: the task's own) or a qrels file. ``measures``: ir_measures
+    measures instead of the task's (a leading ``+``: beside them), e.g.
+    ``"nDCG(judged_only=True)@10,R(rel=2)@1000"``. ``settings``: all of these resolved
+    once (:func:`mathir.evaluation.settings.resolve_evaluation`; what the command line
+    gives), instead of ``judged``, ``qrels`` and ``measures``.
 
     ``pipelines``: see :func:`resolve_pipelines` — the task's names, entry-point names,
     and your own, e.g. ``["bm25", {"mine": lambda index: mathir.bm25(index) >>
@@ -322,27 +352,28 @@ def run_experiment(task: Task | str, data: TaskData | None = None,
     check_test(test, correction)
     if ray_address:
         require_extra("cluster", "--ray (running on a Ray cluster)")
-    run_format = task.check_run_format(run_format or task.run_formats[0])
+    how = Execution(task.check_run_format(run_format or task.run_formats[0]), quiet=quiet,
+                    workers=check_workers(workers), ray_address=ray_address, reuse=reuse)
     chosen = resolve_pipelines(task, pipelines, options)
     names = list(chosen)
     if not names:
         raise InputError("no pipeline to run")
     if baseline is not None and baseline not in names:
         raise InputError(f"baseline {baseline!r} is not one of the pipelines run: {', '.join(names)}")
-    if judged is not None:
-        check_judged(task, judged)
-    check_workers(workers)
-    if measures is not None:
-        from mathir.evaluation.evaluated import parse_measures
-
-        parse_measures(measures)  # before any work
-    data = data or task.data()
-    if qrels is not None:
-        data = task.with_qrels(data, qrels)
+    if settings is None:  # before any work
+        settings = resolve_evaluation(task, judged=judged, measures=measures, qrels=qrels,
+                                      collection=True)
+    elif judged is not None or measures is not None or qrels is not None:
+        raise TypeError("run_experiment(): give settings, or judged, qrels and measures, "
+                        "not both")
+    if data is None:
+        data = task.data(qrels=settings.qrels.spec)
+    elif qrels is not None and not settings.qrels.official:
+        data = task.with_qrels(data, settings.qrels.spec)
     with quiet_libraries(library_warnings=False) if quiet else contextlib.nullcontext():
-        return _experiment(task, data, chosen, Path(out), index_dir, quiet,
-                           baseline, test, correction, workers, ray_address, reuse, run_format,
-                           judged, measures)
+        return _experiment(task, data, chosen, Path(out), index_dir=index_dir,
+                           baseline=baseline, test=test, correction=correction, how=how,
+                           settings=settings)
 
 
 def check_workers(workers: int) -> int:
@@ -360,48 +391,48 @@ def check_workers(workers: int) -> int:
     return workers
 
 
-def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Path, index_dir,
-                quiet: bool, baseline: str | None, test: str, correction: str, workers: int,
-                ray_address: str | None, reuse: bool, run_format: str,
-                judged: str | None = None, measures: Any = None) -> ExperimentResult:
+def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Path, *,
+                index_dir, baseline: str | None, test: str, correction: str, how: Execution,
+                settings: Evaluation) -> ExperimentResult:
     topics = task.topics(data)
     qrels = task.qrels(data)
     known = set(topics["qid"])
     t0 = time.perf_counter()
-    index = task.index(data, index_dir, quiet=quiet)
+    index = task.index(data, index_dir, quiet=how.quiet)
     seconds = {"index": time.perf_counter() - t0}
     runs: dict[str, Path] = {}
     loaded: dict[str, pd.DataFrame] = {}
     reused: list[str] = []
     recomputed: dict[str, str] = {}
-    folder = out / task.name / data.label
-    record = evaluation_record(task, data, index, judged)
+    folder = run_folder(out, task.name, data.label)  # each part one path component
+    record = evaluation_record(data, index, settings)
     for n, pipeline in chosen.items():
         t0 = time.perf_counter()
         path = folder / f"{n}.tsv"
-        manifest = _manifest(task, pipeline, data, index, run_format, judged)
+        manifest = _manifest(task, pipeline, data, index, run_format=how.run_format,
+                             settings=settings)
         # Another experiment may write the same run file (same output folder and data
         # label, other data): the lock keeps reuse check, write, manifest and reading
         # back one step, so the scores are those of this experiment's own run.
         with exclusive_lock(path):
-            why = stale_reason(path, manifest) if reuse else "reuse turned off"
+            why = stale_reason(path, manifest) if how.reuse else "reuse turned off"
             if why is None:
                 reused.append(n)
                 _record_evaluation(path, record)
             else:
                 recomputed[n] = why
-                _run_with_manifest(task, pipeline, index, topics, path, manifest, quiet,
-                                   workers, ray_address, run_format)
+                _run_with_manifest(task, pipeline, index, topics, path, manifest=manifest,
+                                   how=how)
             loaded[n] = task.read_run(path, topics=known)
         runs[n] = path
         seconds[n] = time.perf_counter() - t0
     result = ExperimentResult(task.name, data, runs, None, seconds, reused=reused,
                               recomputed=recomputed, test=test, correction=correction,
-                              topics=topics)
+                              topics=topics, index=index)
     if qrels is None:
         return result
-    evaluate_into(result, task, loaded, qrels, record, index, baseline or next(iter(chosen)),
-                   measures)
+    evaluate_into(result, task, loaded, qrels, settings=settings, index=index,
+                  baseline=baseline or next(iter(chosen)))
     if task.report is not None:
         with exclusive_lock(folder):  # keep the figures this experiment drew (see above)
             result.files = task.report(loaded, qrels, folder, **data.extras, **data.options)
@@ -410,16 +441,19 @@ def _experiment(task: Task, data: TaskData, chosen: dict[str, Pipeline], out: Pa
     return result
 
 
-def evaluate_into(result: ExperimentResult, task: Task, runs: dict, qrels, record: dict,
-                   index, baseline: str, measures: Any = None) -> None:
-    """The one evaluation of ``runs``, and what the result derives from it."""
+def evaluate_into(result: ExperimentResult, task: Task, runs: dict, qrels, *,
+                  settings: Evaluation, index=None, docnos: Any = None,
+                  where: str | None = None, baseline: str) -> None:
+    """The one evaluation of ``runs`` by ``settings``, and what the result derives from
+    it. The collection's documents come from ``index`` (or are given as ``docnos``, named
+    ``where``) when the settings judge on the collection."""
     from mathir.evaluation.evaluated import evaluate
 
-    rule = record["judged"]
-    docnos = index.docnos() if rule == "collection" and index is not None else None
-    where = Path(record.get("collection") or result.data.collection).name
-    ev = evaluate(task, runs, qrels, docnos=docnos, judged=rule, where=where,
-                  measures=measures, **result.data.extras, **result.data.options)
+    if settings.judged == "collection" and docnos is None and index is not None:
+        docnos = index.docnos()
+    where = where or (Path(result.data.collection).name if result.data.collection else None)
+    options = {**result.data.extras, **result.data.options, **settings.options}
+    ev = evaluate(task, runs, qrels, settings=settings, docnos=docnos, where=where, **options)
     result.evaluation = ev
     result.table = ev.table
     if ev.per_topic is not None:
@@ -429,25 +463,20 @@ def evaluate_into(result: ExperimentResult, task: Task, runs: dict, qrels, recor
 
 
 def check_experiment(task: Task, pipelines: Any, *, workers: int = 1, test: str = "t",
-                     correction: str = "holm", measures: Any = None,
-                     judged: str | None = None, run_format: str | None = None,
+                     correction: str = "holm", run_format: str | None = None,
                      options: Mapping[str, Any] | None = None) -> None:
-    """What :func:`run_experiment` refuses before any work, checked on its own (the
+    """What :func:`run_experiment` refuses before any work besides its evaluation settings
+    (:func:`mathir.evaluation.settings.resolve_evaluation`), checked on its own (the
     command line does it before it locates the data, so that a mistake is its only line).
 
     >>> check_experiment(get_task("arqmath-task1"), ["bm2"])  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     mathir.errors.InputError: unknown pipeline 'bm2'; did you mean 'bm25'? ...
     """
-    from mathir.evaluation.evaluated import parse_measures
     from mathir.evaluation.significance import check_test
 
     check_workers(workers)
     check_test(test, correction)
-    if measures is not None:
-        parse_measures(measures)
-    if judged is not None:
-        check_judged(task, judged)
     task.check_run_format(run_format or task.run_formats[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # said again when the experiment resolves them

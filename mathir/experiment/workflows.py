@@ -68,8 +68,8 @@ def demo(out: str | Path = "runs/demo", quiet: bool = False, echo: Echo = _silen
     Traceback (most recent call last):
     mathir.errors.InputError: .../workflows.py: --out folder is a file, not a folder
     """
-    from mathir.evaluation.tables import format_table
     from mathir.experiment.running import run_experiment
+    from mathir.report.tables import format_table
     from mathir.tasks import TASKS
 
     require_writable_dir(out, "--out folder")
@@ -96,8 +96,8 @@ def experiment(task: Task | str, pipelines: str | None = None, own: Sequence[str
                per_topic: str | Path | None = None, baseline: str | None = None,
                test: str = "t", correction: str = "holm", workers: int = 1,
                ray_address: str | None = None, reuse: bool = True, judged: str | None = None,
-               measures: str | None = None, quiet: bool = False, echo: Echo = _silent
-               ) -> ExperimentResult:
+               measures: str | None = None, evaluation_options: Mapping[str, Any] | None = None,
+               quiet: bool = False, echo: Echo = _silent) -> ExperimentResult:
     """``mathir experiment``: index, run the pipelines, compare them.
 
     ``pipelines``: comma-separated names (default: the task's defaults and all of your
@@ -106,7 +106,9 @@ def experiment(task: Task | str, pipelines: str | None = None, own: Sequence[str
     checked is checked before the data is located, so that a mistake is the only line.
     Says the table (``format``: a table format, or ``html``: the table and the report
     written beside the runs), the judged set, the per-topic files written (``per_topic``,
-    a CSV file) and each run file, reused or recomputed.
+    a CSV file) and each run file, reused or recomputed. The evaluation's settings
+    (``qrels``, ``judged``, ``measures``, ``evaluation_options``: the task's own, e.g.
+    ``qrels_key``) are resolved once (:func:`~mathir.evaluation.settings.resolve_evaluation`).
 
     >>> import tempfile
     >>> said = []
@@ -115,6 +117,7 @@ def experiment(task: Task | str, pipelines: str | None = None, own: Sequence[str
     >>> said[0].startswith("note: no --data: arqmath-task1 on its embedded sample"), list(res.runs)
     (True, ['bm25'])
     """
+    from mathir.evaluation.settings import resolve_evaluation
     from mathir.experiment.pipelines import own_pipelines, select_pipelines
     from mathir.experiment.running import check_experiment, run_experiment
 
@@ -124,39 +127,64 @@ def experiment(task: Task | str, pipelines: str | None = None, own: Sequence[str
         _output_file(per_topic, "--per-topic file", echo)
     selection = select_pipelines(task, pipelines, own_pipelines(pipelines_files, own), own)
     check_experiment(task, selection, workers=workers, test=test, correction=correction,
-                     measures=measures, judged=judged, run_format=run_format,
-                     options=factory_options(options))
-    res = run_experiment(task, _located(task, data, year, collection, qrels, echo), selection,
-                         out=out, index_dir=index_dir, quiet=quiet, baseline=baseline, test=test,
-                         correction=correction, workers=workers, ray_address=ray_address,
-                         reuse=reuse, options=factory_options(options), run_format=run_format,
-                         judged=judged, measures=measures)
-    _say_experiment(res, format, per_topic, echo)
+                     run_format=run_format, options=factory_options(options))
+    settings = resolve_evaluation(task, judged=judged, measures=measures, qrels=qrels,
+                                  options=evaluation_options, collection=True)
+    found, official = _judged_data(task, data, year, collection, settings, echo)
+    res = run_experiment(task, found, selection, out=out, index_dir=index_dir, quiet=quiet,
+                         baseline=baseline, test=test, correction=correction, workers=workers,
+                         ray_address=ray_address, reuse=reuse, options=factory_options(options),
+                         run_format=run_format, settings=settings)
+    _say_scores(res, format, per_topic, official, echo)
+    _say_runs(res, format, echo)
     return res
 
 
-def _say_experiment(res: ExperimentResult, format: str, per_topic: str | Path | None,
-                    echo: Echo) -> None:
-    """The table (stdout); the report, per-topic files and each run's line (stderr)."""
-    from mathir.evaluation.tables import format_table
+def _judged_data(task: Task, data: str | Path | None, year: str | None,
+                 collection: str | Path | None, settings: Any, echo: Echo
+                 ) -> tuple[TaskData, Any]:
+    """The task's files (:func:`_located`) judged by the settings' qrels, and the official
+    qrels they replace (None when they are the official ones)."""
+    found = _located(task, data, year, collection, None, echo)
+    if settings.qrels.official:
+        return found, None
+    official = task.qrels(found) if found.qrels is not None else None
+    return task.with_qrels(found, settings.qrels.spec), official
+
+
+def _say_scores(res: ExperimentResult, format: str, per_topic: str | Path | None,
+                official: Any, echo: Echo, judged_how: str = "") -> None:
+    """The table (stdout); the qrels and judged set, the report and per-topic files
+    (stderr): what ``experiment``, ``evaluate`` and ``view`` say of their scores."""
+    from mathir.evaluation.settings import qrels_note
     from mathir.experiment.reports import (
         significance_note,
         write_experiment_report,
         write_per_topic,
     )
+    from mathir.report.tables import format_table
 
     if res.table is None:
         echo("no qrels for these topics; runs written:", True)
-    else:
-        echo(format_table(res.table, "table" if format == "html" else format,
-                          significance=res.significance, footnote=significance_note(res)))
-        if res.judged_note:  # said with every table (stderr: stdout stays the table)
-            echo(f"judged set: {res.judged_note}", True)
-        if format == "html":
-            echo(str(write_experiment_report(res)))
-        if per_topic:
-            for path in write_per_topic(res, per_topic):
-                echo(f"per-topic: {path}", True)
+        return
+    echo(format_table(res.table, "table" if format == "html" else format,
+                      significance=res.significance, footnote=significance_note(res)))
+    ev = res.evaluation
+    note = qrels_note(ev.settings.qrels, ev.qrels_file, official) \
+        if ev is not None and ev.settings is not None else None
+    if note:
+        echo(f"note: {note}", True)
+    if res.judged_note:  # said with every table (stderr: stdout stays the table)
+        echo(f"judged set: {res.judged_note}{judged_how}", True)
+    if format == "html":
+        echo(str(write_experiment_report(res)))
+    if per_topic:
+        for path in write_per_topic(res, per_topic):
+            echo(f"per-topic: {path}", True)
+
+
+def _say_runs(res: ExperimentResult, format: str, echo: Echo) -> None:
+    """Each run's line, reused or recomputed, and the task's extra files (stderr)."""
     if format != "json":
         for pipe, path in res.runs.items():
             how = ("reused: manifest matches" if pipe in res.reused else
@@ -221,13 +249,22 @@ def run(task: Task | str, pipeline: str, out: str | Path,
     return out
 
 
-def evaluate(task: Task | str, qrels: str | Path, runs: Sequence[str | Path],
-             topics: str | Path | None = None, *, qrels_duplicates: str = "error",
-             judged: str | None = None, measures: str | None = None, format: str = "table",
-             options: Mapping[str, Any] | None = None, echo: Echo = _silent) -> Any:
-    """``mathir evaluate``: evaluate run files (:func:`~mathir.experiment.evaluate_run_files`)
-    and say the table in ``format``, and the judged set. ``options``: the task's evaluation
-    options by name (None: not given); an option of another task is an error.
+def evaluate(task: Task | str, qrels: str | Path | None, runs: Sequence[str | Path],
+             topics: str | Path | None = None, *, data: str | Path | None = None,
+             year: str | None = None, collection: str | Path | None = None,
+             qrels_duplicates: str = "error", judged: str | None = None,
+             measures: str | None = None, format: str = "table",
+             per_topic: str | Path | None = None, baseline: str | None = None,
+             test: str = "t", correction: str = "holm",
+             options: Mapping[str, Any] | None = None, quiet: bool = False,
+             echo: Echo = _silent) -> Any:
+    """``mathir evaluate``: score run files (:func:`~mathir.experiment.score_run_files`) and
+    say the table in ``format``, the qrels and the judged set, and write ``per_topic``.
+    ``qrels``: a variant's name, ``official`` (default: the task's own qrels of the data
+    located as ``mathir view`` locates them) or a file; ``data``, ``year``,
+    ``collection``: the data to judge on, as for ``mathir view``; ``options``: the task's
+    evaluation options by name (None: not given); an option of another task is an error.
+    With the same options, ``mathir view`` of the same files says the same table.
 
     >>> from mathir.tasks import get_task
     >>> evaluate("arqmath-task1", get_task("arqmath-task1").data().qrels, [],
@@ -235,49 +272,83 @@ def evaluate(task: Task | str, qrels: str | Path, runs: Sequence[str | Path],
     Traceback (most recent call last):
     mathir.errors.InputError: --tablestore: not an option of arqmath-task1 (its options: none)
     """
-    from mathir.evaluation.tables import format_table
-    from mathir.experiment.run_files import evaluate_run_files
+    from mathir.evaluation.significance import check_test
+    from mathir.experiment.run_files import score_run_files, scoring_settings
 
     task = _task(task)
-    given = {k: v for k, v in (options or {}).items() if v is not None}
-    unused = sorted(set(given) - {o.name for o in task.options})
-    if unused:
-        flags = ", ".join("--" + u.replace("_", "-") for u in unused)
-        own = ", ".join(o.flag for o in task.options) or "none"
-        raise InputError(f"{flags}: not an option of {task.name} (its options: {own})")
-    if measures is not None:
-        given["measures"] = measures
-    ev = evaluate_run_files(task, qrels, list(runs), topics, qrels_duplicates=qrels_duplicates,
-                            judged=judged, **given)
-    echo(format_table(ev.table, format))
-    if ev.judged_note:
-        how = (" (as the runs' manifests record: as their experiment scored them)"
-               if judged is None and ev.judged == "collection" else "")
-        echo(f"judged set: {ev.judged_note}{how}", True)
-    return ev
+    if collection is not None and any(o.name == "collection" for o in task.options):
+        # the task's evaluation takes the collection (Task 3: the references' texts)
+        options, collection = {**(options or {}), "collection": collection}, None
+    given = bool(data or year or collection)
+    settings = scoring_settings(task, runs, given=given, judged=judged, measures=measures,
+                                qrels=qrels, options=options)
+    check_test(test, correction)
+    if not runs and not settings.options:
+        raise InputError(f"no run files to evaluate (RUN ...) for {task.name}")
+    if per_topic:
+        _output_file(per_topic, "--per-topic file", echo)
+    found, official = None, None
+    if given or settings.qrels.kind != "file":
+        found, official = _judged_data(task, data, year, collection, settings, echo)
+    res = score_run_files(task, runs, settings=settings, data=found, given=given,
+                          topics_path=topics, qrels_duplicates=qrels_duplicates,
+                          baseline=baseline, test=test, correction=correction, quiet=quiet)
+    _say_scores(res, format, per_topic, official, echo, _judged_how(task, runs, given, judged))
+    return res.evaluation
+
+
+def _judged_how(task: Task, runs: Iterable[str | Path], given: bool, judged: str | None) -> str:
+    """Where the judged set came from, when the runs' manifests chose it."""
+    from mathir.experiment.run_files import recorded_collection
+
+    if given or judged is not None or recorded_collection(task, runs) is None:
+        return ""
+    return " (as the runs' manifests record: as their experiment scored them)"
 
 
 def view(task: Task | str, runs: Iterable[str | Path], *, data: str | Path | None = None,
          year: str | None = None, collection: str | Path | None = None,
          qrels: str | Path | None = None, out: str | Path | None = None,
          baseline: str | None = None, depth: int = 20, judged: str | None = None,
-         measures: str | None = None, echo: Echo = _silent) -> Path:
+         measures: str | None = None, format: str = "table",
+         per_topic: str | Path | None = None, test: str = "t", correction: str = "holm",
+         options: Mapping[str, Any] | None = None, quiet: bool = False,
+         echo: Echo = _silent) -> Path:
     """``mathir view``: the HTML report and run explorer of any run files
-    (:func:`~mathir.experiment.view_runs`); says the page written.
+    (:func:`~mathir.experiment.view_run_files`); says the table as ``mathir evaluate``
+    says it (the same options, the same defaults, the same figures) on stdout, and the
+    page written on stderr (``report: PATH``).
 
     >>> view("arqmath-task1", [], depth=0)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     mathir.errors.InputError: --depth must be at least 1, not 0
     """
-    from mathir.experiment.run_files import view_runs
+    from mathir.evaluation.significance import check_test
+    from mathir.experiment.run_files import scoring_settings, view_run_files
 
     task = _task(task)
     if depth < 1:
         raise InputError(f"--depth must be at least 1, not {depth}")
+    runs = list(runs)
+    if not runs:
+        raise InputError(f"no run files to view (RUN ...) for {task.name}")
+    given = bool(data or year or collection)
+    settings = scoring_settings(task, runs, given=given, judged=judged, measures=measures,
+                                qrels=qrels, options=options)
+    check_test(test, correction)
     out = _output_file(out, "--out file", echo) if out else None
-    page = view_runs(task, runs, _located(task, data, year, collection, qrels, echo), out=out,
-                     baseline=baseline, depth=depth, judged=judged, measures=measures)
-    echo(str(page))
+    if per_topic:
+        _output_file(per_topic, "--per-topic file", echo)
+    found, official = _judged_data(task, data, year, collection, settings, echo)
+    echo(f"note: scoring {len(runs)} run file{'s' if len(runs) != 1 else ''}"
+         + (" on the collection's judged documents (its index built or reused)"
+            if settings.judged == "collection" else ""), True)
+    res = view_run_files(task, runs, found, out, settings=settings, given=given,
+                         baseline=baseline, depth=depth, quiet=quiet, test=test,
+                         correction=correction)
+    _say_scores(res, format, per_topic, official, echo, _judged_how(task, runs, given, judged))
+    page = res.files["report"]
+    echo(f"report: {page}", True)  # stdout is the table alone (--format json parses)
     return page
 
 

@@ -18,6 +18,7 @@ _EXPORTS = {
     "Post": "mathir.readers.mse_posts",
     "iter_posts": "mathir.readers.mse_posts",
     "TfidfIndex": "mathir.indexing.tfidf",
+    "verify_index": "mathir.storage.indexes",
     "ThreadFile": "mathir.readers.thread_html",
     "iter_thread_files": "mathir.readers.thread_html",
     "iter_thread_posts": "mathir.readers.thread_html",

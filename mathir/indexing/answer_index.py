@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 
 from mathir.errors import InputError
 from mathir.indexing.answer_collection import AnswerCollection
+from mathir.indexing.artifact import MathirIndex
 from mathir.indexing.id_arrays import IdColumnWriter, IdLookup
 from mathir.indexing.identity import writer_identity
 from mathir.indexing.native_output import native_output_to
@@ -43,8 +44,6 @@ from mathir.storage import (
     artifact_meta,
     build_or_reuse,
     file_fingerprint,
-    package_files,
-    read_manifest,
 )
 
 INDEX_FORMAT = 1
@@ -94,40 +93,24 @@ def _pisa_batch_size() -> int:
     return PISA_BATCH_SIZE if usable_cpus() > 1 else _ONE_BATCH
 
 
-class AnswerIndex(pt.Artifact):
+class AnswerIndex(MathirIndex):
     """A built answer index; open one with ``AnswerIndex(path)`` or build with :meth:`build`.
 
     A PyTerrier artifact: ``pt.Artifact.load(path)`` opens it too (``pt_meta.json``).
     """
 
-    ARTIFACT_TYPE = "sparse_index"
-    ARTIFACT_FORMAT = "mathir.answer_checking"
+    ARTIFACT_FORMAT = "mathir.arqmath_answers"
+    KIND, WHAT, UNIT = "arqmath-answers", "answer index", "answers"
+    PACKAGED = staticmethod(packaged)
 
-    def __init__(self, path: str | Path):
-        super().__init__(path)
-        self.manifest = read_manifest(self.path)
-        if self.manifest is None or self.manifest.get("kind") != "arqmath-answers":
-            raise InputError("not a mathir answer index (no manifest.json)", path=self.path)
+    def _open(self) -> None:
         self._pisa = None
         self._tfidf = None
         self._lookup = None
 
-    def __repr__(self) -> str:
-        return f"AnswerIndex({str(self.path)!r}, {self.num_docs} answers)"
-
     def __getstate__(self) -> dict:
         # What it opened (PISA, TF-IDF, the docno lookup) is opened again where unpickled.
         return {**self.__dict__, "_pisa": None, "_tfidf": None, "_lookup": None}
-
-    @property
-    def num_docs(self) -> int:
-        """Number of indexed answers."""
-        return int(self.manifest["num_docs"])
-
-    def _package_files(self):
-        # What build_package() and to_hf() ship (pt.Artifact's hook): what opening and
-        # searching read, no lock, log or absolute path (mathir.storage.package_files).
-        return package_files(self.path, packaged, artifact_meta(type(self)))
 
     def text_loader(self, fields: str | Sequence[str] = "*", *,
                     verbose: bool = False) -> pt.Transformer:

@@ -32,6 +32,7 @@ from mathir.indexing.answer_collection import (  # noqa: F401 - re-exported here
     iter_answer_texts,
 )
 from mathir.indexing.answer_index import AnswerIndex
+from mathir.indexing.artifact import MathirIndex
 from mathir.indexing.identity import writer_identity
 from mathir.indexing.text_store import (  # noqa: F401 - the texts: re-exported here
     TEXT_FIELDS,
@@ -42,7 +43,10 @@ from mathir.indexing.text_store import (  # noqa: F401 - the texts: re-exported 
     sibling,
 )
 from mathir.neural.export import model_key
-from mathir.storage import artifact_meta, build_or_reuse, package_files, read_manifest
+from mathir.storage import (
+    artifact_meta,
+    build_or_reuse,
+)
 
 DENSE_FORMAT = 1
 #: The libraries that encode and write a dense index (the model runs on torch, or on
@@ -94,7 +98,7 @@ def _prepend_title():
     return PrependTitle()
 
 
-class DenseAnswerIndex(pt.Artifact):
+class DenseAnswerIndex(MathirIndex):
     """Passage vectors of the answers in a pyterrier-dr ``FlexIndex`` (needs ``mathir[neural]``).
 
     Open one with ``DenseAnswerIndex(path)`` or ``pt.Artifact.load(path)``; build with
@@ -103,21 +107,8 @@ class DenseAnswerIndex(pt.Artifact):
     """
 
     ARTIFACT_TYPE = "dense_index"
-    ARTIFACT_FORMAT = "mathir.answer_checking"
-
-    def __init__(self, path: str | Path):
-        super().__init__(path)
-        self.manifest = read_manifest(self.path)
-        if self.manifest is None or self.manifest.get("kind") != "dense-answers":
-            raise InputError("not a mathir dense answer index (no manifest.json)", path=self.path)
-
-    def __repr__(self) -> str:
-        return f"DenseAnswerIndex({str(self.path)!r}, {self.manifest.get('num_docs')} answers)"
-
-    def _package_files(self):
-        # What build_package() and to_hf() ship (pt.Artifact's hook): no lock, log or
-        # absolute path of the collection (mathir.storage.package_files).
-        return package_files(self.path, pt_meta=artifact_meta(type(self)))
+    ARTIFACT_FORMAT = "mathir.arqmath_answers"
+    KIND, WHAT, UNIT = "dense-answers", "dense answer index", "answers"
 
     @property
     def passages(self) -> PassageSettings:

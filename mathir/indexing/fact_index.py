@@ -33,14 +33,13 @@ import pyterrier as pt
 from scipy import sparse
 
 from mathir.errors import InputError, require_files
+from mathir.indexing.artifact import MathirIndex
 from mathir.indexing.identity import writer_identity
 from mathir.readers.tabular import iter_lines
 from mathir.storage import (
     artifact_meta,
     build_or_reuse,
     file_fingerprint,
-    package_files,
-    read_manifest,
 )
 
 UID_COLUMN = "[SKIP] UID"
@@ -230,7 +229,7 @@ def stopword_stems() -> frozenset[str]:
     return frozenset(stop_stems(STEMMER))
 
 
-class FactIndex(pt.Artifact):
+class FactIndex(MathirIndex):
     """The facts of a tablestore and their term counts; open with ``FactIndex(path)``.
 
     Directory contents: ``facts.tsv`` (docno, table, text), ``counts.npz`` (facts x terms,
@@ -240,23 +239,16 @@ class FactIndex(pt.Artifact):
     (:func:`mathir.storage.build_or_reuse`).
     """
 
-    ARTIFACT_TYPE = "sparse_index"
     ARTIFACT_FORMAT = "mathir.facts"
+    KIND, WHAT, UNIT = "worldtree-facts", "WorldTree fact index", "facts"
 
-    def __init__(self, path: str | Path):
-        super().__init__(path)
-        self.manifest = read_manifest(self.path)
-        if self.manifest is None or self.manifest.get("kind") != "worldtree-facts":
-            raise InputError("not a mathir WorldTree fact index (no manifest.json)", path=self.path)
+    def _open(self) -> None:
         self.facts = pd.read_csv(self.path / "facts.tsv", sep="\t", dtype=str, quoting=3,
                                  keep_default_na=False)
         self.counts = sparse.load_npz(self.path / "counts.npz").tocsr()
         terms = (self.path / "terms.txt").read_text(encoding="utf-8").split("\n")[:-1]
         self.vocabulary = {t: i for i, t in enumerate(terms)}
         self._stops = stopword_stems()
-
-    def __repr__(self) -> str:
-        return f"FactIndex({str(self.path)!r}, {self.num_docs} facts)"
 
     @property
     def tablestore(self) -> Path:
@@ -268,11 +260,6 @@ class FactIndex(pt.Artifact):
                              "index): pass the Train file or lemma list explicitly",
                              path=self.path)
         return Path(path)
-
-    def _package_files(self):
-        # What build_package() and to_hf() ship (pt.Artifact's hook): no lock, log or
-        # absolute path (mathir.storage.package_files).
-        return package_files(self.path, pt_meta=artifact_meta(type(self)))
 
     def text_loader(self, fields: str | Sequence[str] = "*", *,
                     verbose: bool = False) -> pt.Transformer:

@@ -29,6 +29,7 @@ import pandas as pd
 import pyterrier as pt
 
 from mathir.errors import InputError
+from mathir.indexing.artifact import MathirIndex
 from mathir.indexing.formula_build import CACHE_SIZE, META_COLUMNS, REPRESENTATIONS, build_into
 from mathir.indexing.formula_source import formula_latex, iter_formula_source
 from mathir.indexing.id_arrays import IdLookup, as_texts, load_column
@@ -40,8 +41,6 @@ from mathir.storage import (
     artifact_meta,
     build_or_reuse,
     file_fingerprint,
-    package_files,
-    read_manifest,
 )
 
 INDEX_FORMAT = 4
@@ -53,7 +52,7 @@ PACKAGES = ("pyterrier-pisa", "pyterrier", "numpy", "lxml", "latex2mathml")
 TEXT_FIELDS = ("text", "post_id", "thread_id", "visual_id")
 
 
-class FormulaIndex(pt.Artifact):
+class FormulaIndex(MathirIndex):
     """A built formula index; open with ``FormulaIndex(path)`` or build with :meth:`build`.
 
     A PyTerrier artifact: ``pt.Artifact.load(path)`` opens it too (``pt_meta.json``).
@@ -61,34 +60,19 @@ class FormulaIndex(pt.Artifact):
     (:mod:`mathir.indexing.id_arrays`), and PISA memory-maps its own files.
     """
 
-    ARTIFACT_TYPE = "sparse_index"
     ARTIFACT_FORMAT = "mathir.formulas"
+    KIND, WHAT, UNIT, FORMAT = "arqmath-formulas", "formula index", "formulas", INDEX_FORMAT
+    PACKAGED = staticmethod(packaged)
 
-    def __init__(self, path: str | Path):
-        super().__init__(path)
-        self.manifest = read_manifest(self.path)
-        if self.manifest is None or self.manifest.get("kind") != "arqmath-formulas":
-            raise InputError("not a mathir formula index (no manifest.json)", path=self.path)
-        if self.manifest.get("format") != INDEX_FORMAT:
-            raise InputError(f"formula index of format {self.manifest.get('format')} (this "
-                             f"mathir reads format {INDEX_FORMAT}): build it again with "
-                             "FormulaIndex.build or `mathir index`", path=self.path)
+    def _open(self) -> None:
         self._pisa: dict[str, object] = {}
         self._df: dict[str, list] = {}
         self._columns: dict[str, np.ndarray] = {}
         self._lookup: IdLookup | None = None
 
-    def __repr__(self) -> str:
-        return f"FormulaIndex({str(self.path)!r}, {self.num_docs} formulas)"
-
     def __getstate__(self) -> dict:
         # What it opened (PISA, memory maps, lexicons) is opened again where unpickled.
         return {**self.__dict__, "_pisa": {}, "_df": {}, "_columns": {}, "_lookup": None}
-
-    def _package_files(self):
-        # What build_package() and to_hf() ship (pt.Artifact's hook): what opening and
-        # searching read, no lock, log or absolute path (mathir.storage.package_files).
-        return package_files(self.path, packaged, artifact_meta(type(self)))
 
     def text_loader(self, fields: str | Sequence[str] = "*", *,
                     verbose: bool = False) -> pt.Transformer:

@@ -82,7 +82,7 @@ def module_sources(module: str) -> tuple[Path, ...]:
     each package on the way; sorted.
 
     >>> [p.relative_to(PACKAGE_DIR).as_posix() for p in module_sources("mathir.readers.latex_words")]
-    ['__init__.py', '_version.py', 'lazy_exports.py', 'readers/__init__.py', 'readers/latex_words.py']
+    ['__init__.py', '_version.py', 'lazy_exports.py', 'pipelines/__init__.py', 'readers/__init__.py', 'readers/latex_words.py']
     """
     seen: set[Path] = set()
     todo = [module]
@@ -108,7 +108,7 @@ def code_digest(module: str) -> dict:
 
     >>> d = code_digest("mathir.readers.latex_words")
     >>> len(d["sha256"]), d["files"]
-    (64, 5)
+    (64, 6)
     """
     files = module_sources(module)
     return {"sha256": source_digest(files), "files": len(files)}

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from mathir.errors import InputError
 from mathir.indexing.answer_collection import AnswerCollection, iter_answer_texts
 from mathir.indexing.identity import writer_identity
-from mathir.storage import build_or_reuse, file_fingerprint, read_manifest
+from mathir.storage import build_or_reuse, file_fingerprint, read_manifest, require_data_files
 
 TEXTS_FORMAT = 2  # answer texts: 1: texts.jsonl, loaded whole; 2: texts.sqlite
 #: The libraries that write the answer texts (lxml reads them; Python's sqlite3 stores them).
@@ -86,6 +86,8 @@ class AnswerTexts(Mapping):
         self.manifest = read_manifest(self.path)
         if self.manifest is None or self.manifest.get("kind") != "answer-texts":
             raise InputError("not a mathir answer-texts directory (no manifest.json)", path=self.path)
+        if self.manifest.get("format") == TEXTS_FORMAT:
+            require_data_files(self.path, self.manifest)  # one stat a file
         if self.manifest.get("format") != TEXTS_FORMAT or not (self.path / self.FILE).is_file():
             raise InputError(f"answer texts of an older format ({self.manifest.get('format')}, "
                              f"expected {TEXTS_FORMAT}): rebuild them with AnswerTexts.build or "

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfTransformer
 
 from mathir.errors import InputError
 
@@ -114,6 +113,8 @@ class TfidfIndex:
         else:
             num_docs, terms, counts = _shard_counts(shards)
         lengths = np.diff(counts.indptr)
+        from sklearn.feature_extraction.text import TfidfTransformer  # at build only (~1 s)
+
         tfidf = TfidfTransformer(norm="l2", smooth_idf=True).fit(counts)
         idf = tfidf.idf_.astype(np.float32)
         stops = stop_stems(stemmer)

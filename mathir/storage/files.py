@@ -105,6 +105,8 @@ def atomic_file(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     True
     """
     path = Path(path)
+    if path.is_dir():  # before the work, and named as the user knows it
+        raise InputError("a folder stands where this file is written", path=path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(path)
@@ -119,7 +121,10 @@ def atomic_file(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:  # e.g. a folder made there meanwhile: the user's file, named
+            raise user_os_error(e, "cannot replace the file", path) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -146,14 +151,54 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = None
-    if path.exists():
-        old = path.parent / f".{path.name}.{_owner()}.old"
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    os.replace(tmp, path)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    old = path.parent / f".{path.name}.{_owner()}.old"
+    moved = False  # whether the previous directory is at ``old``
+    try:
+        # SIGTERM or Ctrl-C between the renames would leave ``tmp`` and ``path`` missing:
+        # their exception waits until both are done (an error of one undoes the first).
+        with _signals_deferred():
+            if path.exists():
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(path, old)
+                moved = True
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():  # not in place (a rename failed): the previous one back
+            shutil.rmtree(tmp, ignore_errors=True)
+            if moved and not path.exists():
+                with contextlib.suppress(OSError):
+                    os.replace(old, path)
+                    moved = False
+        if moved and path.exists():
+            shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGTERM and SIGINT handled after the block: their Python handlers (which raise
+    :class:`~mathir.process.Terminated`, ``KeyboardInterrupt``) run when it ends, not in
+    it. In the main thread only (the only one that runs them); a handler that is not a
+    Python function (the default, ignored) is left as it is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[tuple[int, object]] = []
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            previous[signum] = handler
+            signal.signal(signum, lambda n, frame: pending.append((n, frame)))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum, frame in pending[:1]:
+            previous[signum](signum, frame)
 
 
 @contextlib.contextmanager
@@ -187,17 +232,30 @@ def exclusive_lock(path: str | Path, message: str = "folder not writable") -> It
 
     path = Path(path)
     lock = path.parent / f".{path.name}.lock"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(lock, "a+")  # noqa: SIM115 - closed by the with below
-    except OSError as e:
-        raise user_os_error(e, message, path.parent) from None
-    with f:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = open(lock, "a+")  # noqa: SIM115 - closed below
+        except OSError as e:
+            raise user_os_error(e, message, path.parent) from None
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:  # the lock is ours only if its file is still the one on disk (see below)
+            held = os.fstat(f.fileno()).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            held = False
+        if held:
+            break
+        f.close()  # a holder removed it as we waited: lock the new one
+    try:
+        yield
+    finally:
+        # The holder removes the lock file before it unlocks, so that no lock file is left
+        # behind (a finished or failed run leaves its folder as it found it); a waiter that
+        # then gets the removed file sees it is gone and locks a new one.
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        f.close()
 
 
 def user_os_error(e: OSError, message: str, path: Path) -> InputError:

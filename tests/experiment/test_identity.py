@@ -8,6 +8,7 @@ from mathir.experiment import identity as provenance
 from mathir.experiment.code_fingerprint import NotFingerprintable, code_fingerprint
 from mathir.experiment.identity import (
     describe_argument,
+    describe_topics,
     manifest_path,
     package_versions,
     pipeline_identity,
@@ -163,6 +164,26 @@ def test_stale_reason_says_what_changed(tmp_path):
     assert stale_reason(run, {**old, "format": "trec"}) == "the run format changed"
     assert stale_reason(run, {**old, "versions": {**old["versions"], "numpy": "0"}}) == (
         f"package versions changed: numpy {old['versions']['numpy']} -> 0")
+
+
+def test_a_topic_selection_is_part_of_the_identity(tmp_path):
+    """Issue 49: a derived task's selected topics, not only the topics file, decide a run
+    (before: a run of two topics was reused for three)."""
+    topics = tmp_path / "topics.xml"
+    topics.write_text("<Topics/>")
+    run = tmp_path / "r.tsv"
+    run.write_text("A.1\t1\t1\t1.0\tr\n")
+    two = run_manifest("t", "bm25", topics, selection=["A.1", "A.2"])
+    write_manifest(run, two)
+    assert stale_reason(run, run_manifest("t", "bm25", topics, selection=("A.2", "A.1"))) is None
+    assert stale_reason(run, run_manifest("t", "bm25", topics, selection=["A.1", "A.2", "A.3"])
+                        ) == "the topic selection changed (2 -> 3 topics)"
+    assert stale_reason(run, run_manifest("t", "bm25", topics, selection=["A.1", "A.3"])
+                        ) == "the topic selection changed (2 -> 2 topics)"
+    assert stale_reason(run, run_manifest("t", "bm25", topics)) == \
+        "the topic selection changed (2 -> all topics)"
+    assert describe_topics(topics) == describe_topics(topics, None)  # no selection: as before
+    assert "selection" not in describe_topics(topics)
 
 
 # --- live state: what a transformer builds or caches is not what it is ---------------------

@@ -242,6 +242,9 @@ def test_document_frequencies_are_the_collections(tsv_index, sample, tmp_path, r
     older = tmp_path / "older"
     shutil.copytree(tsv_index.path, older)
     (older / representation / "df.npy").unlink()
+    manifest = json.loads((older / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["data_files"][f"{representation}/df.npy"]  # (nor recorded it)
+    (older / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     assert FormulaIndex(older).document_frequency(representation, tokens).tolist() == want
     # Shards of impacts: each shard's lexicon and frequencies, summed.
     shards = FormulaIndex.build(sample.formulas, tmp_path / "impacts", quiet=True, shards=3,
