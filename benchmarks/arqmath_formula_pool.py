@@ -40,7 +40,7 @@ from mathir.evaluation.formula_search import evaluate_task2, visual_id_map
 from mathir.indexing.formula_index import FormulaIndex
 from mathir.indexing.pisa_impacts import SCORINGS
 from mathir.pipelines.formula import formula_tuples, formula_words
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.readers.formula_tsv import iter_formula_index
 from mathir.topics.arqmath import read_task2_topics
 

@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", action="store_true",
                     help="the ARQMath-1 participants' runs beside mathir's on the 2020 pool")
     args = ap.parse_args(argv)
-    from mathir.evaluation.tables import format_table
+    from mathir.report.tables import format_table
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.json:
         os.environ["TQDM_DISABLE"] = "1"

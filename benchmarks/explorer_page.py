@@ -68,10 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import mathir
-    from mathir.evaluation.explorer import explorer_html
-    from mathir.evaluation.explorer_views import build_explorer
-    from mathir.evaluation.report import html_report, write_report
     from mathir.experiment import run_experiment
+    from mathir.experiment.reports import explorer_lookups
+    from mathir.report.explorer import explorer_html
+    from mathir.report.explorer_views import build_explorer
+    from mathir.report.report import html_report, write_report
     from mathir.tasks import get_task
 
     task = get_task("arqmath-task1")
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     res = run_experiment(task, data, pipelines, out=out, quiet=True)
     t0, c0 = time.perf_counter(), machine.cpu_seconds()
     ex, renderer = build_explorer(res.evaluation, res.topics, data, baseline=res.baseline,
-                                  primary=task.primary_measure, depth=args.depth, all_topics=True)
+                                  primary=task.primary_measure, depth=args.depth, all_topics=True,
+                                  lookups=explorer_lookups(task, data, res.index))
     page = write_report(out / "explorer.html", html_report(
         "explorer benchmark", res.table, res.baseline, res.significance,
         explorer=explorer_html(ex)))

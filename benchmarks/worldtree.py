@@ -28,8 +28,8 @@ try:  # python benchmarks/worldtree.py
     import machine
 except ModuleNotFoundError:  # benchmarks.worldtree, from the repository root
     from benchmarks import machine
-from mathir.evaluation.tables import format_table
 from mathir.experiment import run_experiment
+from mathir.report.tables import format_table
 from mathir.tasks import get_task
 
 

@@ -7,6 +7,7 @@ True
 
 from mathir._version import __version__  # noqa: E402,F401
 from mathir.lazy_exports import attach
+from mathir.pipelines import EXPORTS as PIPELINE_EXPORTS
 
 # name -> the module that defines it, imported on first use (see mathir.lazy_exports)
 _EXPORTS = {
@@ -24,7 +25,8 @@ _EXPORTS = {
     "compare": "mathir.evaluation.prime",
     "evaluate": "mathir.evaluation.prime",
     "per_query": "mathir.evaluation.prime",
-    "format_table": "mathir.evaluation.tables",
+    "per_topic_scores": "mathir.evaluation.per_topic",
+    "format_table": "mathir.report.tables",
     "lexical_overlap": "mathir.evaluation.explanation_scorer",
     "plot_map_by_length": "mathir.evaluation.explanation_scorer",
     "AnswerCollection": "mathir.indexing.answer_collection",
@@ -42,29 +44,8 @@ _EXPORTS = {
     "FactIndex": "mathir.indexing.fact_index",
     "read_lemmas": "mathir.indexing.fact_index",
     "read_tablestore": "mathir.indexing.fact_index",
-    "VisualDedup": "mathir.pipelines.dedup",
-    "cut_answer": "mathir.pipelines.extractive",
-    "extractive": "mathir.pipelines.extractive",
-    "formula_aware": "mathir.pipelines.formula",
-    "formula_tuples": "mathir.pipelines.formula",
-    "formula_words": "mathir.pipelines.formula",
-    "MathWordsQuery": "mathir.pipelines.lexical",
-    "TfidfRetriever": "mathir.pipelines.lexical",
-    "bm25": "mathir.pipelines.lexical",
-    "tfidf": "mathir.pipelines.lexical",
-    "AddAnswerText": "mathir.pipelines.reranking",
-    "DropText": "mathir.pipelines.reranking",
-    "OriginalQuery": "mathir.pipelines.reranking",
-    "rerank": "mathir.pipelines.reranking",
-    "text_store": "mathir.pipelines.reranking",
-    "WordProblemIndex": "mathir.pipelines.word_problems",
-    "template_retrieval": "mathir.pipelines.word_problems",
-    "CompleteRanking": "mathir.pipelines.worldtree_lexical",
-    "ExplanationNeighbours": "mathir.pipelines.worldtree_lexical",
-    "ExplanationQuery": "mathir.pipelines.worldtree_lexical",
-    "FactRanker": "mathir.pipelines.worldtree_lexical",
-    "IterativeExpansion": "mathir.pipelines.worldtree_lexical",
-    "read_qrels": "mathir.qrels.arqmath",
+    "verify_index": "mathir.storage.indexes",
+    "read_qrels": "mathir.qrels.trec",
     "read_task3_qrels": "mathir.qrels.arqmath",
     "missing_gold": "mathir.qrels.worldtree",
     "read_run": "mathir.runs.trec",
@@ -90,11 +71,15 @@ _EXPORTS = {
     "QrelsVariant": "mathir.tasks",
     "EvaluatedRuns": "mathir.evaluation.evaluated",
     "evaluate_runs": "mathir.experiment",
+    "Evaluation": "mathir.evaluation.settings",
+    "resolve_evaluation": "mathir.evaluation.settings",
+    "view_runs": "mathir.experiment",
     "get_task": "mathir.tasks",
     "run_experiment": "mathir.experiment",
     "read_task1_topics": "mathir.topics.arqmath",
     "read_task2_topics": "mathir.topics.arqmath",
     "read_topic_formulas": "mathir.topics.arqmath",
     "read_questions": "mathir.topics.worldtree",
+    **PIPELINE_EXPORTS,  # the pipelines' names, declared once (mathir.pipelines)
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

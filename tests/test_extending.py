@@ -88,12 +88,21 @@ def test_the_doc_shows_the_module_its_pyproject_and_the_reranker():
     assert set(doc_files()) == {*PACKAGE, "reranker_example.py"}
 
 
+def test_the_example_task_writes_its_year_and_each_file_name_once():
+    # its years are its splits' labels: "2016" was written three times (years=, the
+    # split's name and its label), and a task declaring only splits had no years
+    module = doc_files()["ntcir12_wfb/__init__.py"]
+    assert module.count("2016") == 1
+    for name in ("wfb_formulas.tsv", "wfb_topics.tsv", "wfb_qrels.txt"):
+        assert module.count(name) == 1, name
+
+
 def test_a_plugin_task_runs_through_every_path_with_the_figures_of_its_declaration(
         plugin, tmp_path):
     site, data = plugin
     listed = json.loads(_mathir(site, "tasks", "--format", "json", cwd=tmp_path))
     assert listed["ntcir12-wfb"]["measures"] == {
-        "P@5": "precision at 5, relevant: grade >= 3",
+        "P(rel=3)@5": "precision at 5, relevant: grade >= 3",
         "P@5~": "precision at 5, partially relevant: grade >= 1",
         "nDCG@10": "nDCG at 10 on the grades 0-4", "Exact@1": "the top formula is graded 4"}
     assert "ntcir12-wfb" in _mathir(site, "tasks", cwd=tmp_path)
@@ -102,6 +111,11 @@ def test_a_plugin_task_runs_through_every_path_with_the_figures_of_its_declarati
     cli = json.loads(_mathir(site, "experiment", "ntcir12-wfb", "--data", str(data), "--year",
                              "2016", "--out", str(out), "--format", "json", "--quiet",
                              cwd=tmp_path))["tfidf"]
+    # its default year, the last of its splits': --data alone
+    default = json.loads(_mathir(site, "experiment", "ntcir12-wfb", "--data", str(data), "--out",
+                                 str(tmp_path / "default"), "--format", "json", "--quiet",
+                                 cwd=tmp_path))["tfidf"]
+    assert (tmp_path / "default" / "ntcir12-wfb" / "2016" / "tfidf.tsv").is_file()
     run_file = out / "ntcir12-wfb" / "2016" / "tfidf.tsv"
     assert len(run_file.read_text().split("\n")[0].split()) == 6  # its own format: TREC
     evaluated = json.loads(_mathir(site, "evaluate", "ntcir12-wfb", "--qrels",
@@ -111,12 +125,13 @@ def test_a_plugin_task_runs_through_every_path_with_the_figures_of_its_declarati
     task = _in_process_task(site)
     here = mathir.run_experiment(task, task.data(data, "2016"), ["tfidf"],
                                  out=tmp_path / "here", quiet=True).table
-    assert list(here.columns) == ["P@5", "P@5~", "nDCG@10", "Exact@1"]
+    assert list(here.columns) == ["P(rel=3)@5", "P@5~", "nDCG@10", "Exact@1"]
     figures = here.loc["tfidf"].to_dict()
-    assert figures["P@5"] > 0 and figures["Exact@1"] > 0  # the data is not trivial
+    assert figures["P(rel=3)@5"] > 0 and figures["Exact@1"] > 0  # the data is not trivial
     for measure, value in figures.items():
         assert cli[measure] == pytest.approx(value, abs=1e-4), measure
         assert evaluated[measure] == pytest.approx(value, abs=1e-4), measure
+        assert default[measure] == pytest.approx(value, abs=1e-4), measure
 
     # the mathir: dataset of the plug-in, through PyTerrier, in a process that has it
     script = (

@@ -128,15 +128,18 @@ def test_the_cycle_check_can_fail():
     assert _cycles(graph) == [["a", "b"]]
 
 
-def test_data_flows_one_way_between_stages():
-    # docs/architecture.md: files -> readers -> indexing/topics/qrels -> pipelines -> runs ->
-    # evaluation; only tasks, experiment, reproduction and cli wire them together.
-    # answer_checking (answer checking, templates and the template solver) is math that
-    # pipelines and evaluation both use.
-    order = {"readers": 0, "indexing": 1, "topics": 1, "qrels": 1, "answer_checking": 2,
-             "pipelines": 2, "runs": 3, "evaluation": 4}
+#: docs/architecture.md: files -> readers -> indexing/topics/qrels -> pipelines -> runs ->
+#: evaluation -> report; only tasks, experiment, reproduction and cli wire them together.
+#: answer_checking (answer checking, templates and the template solver) is math that
+#: pipelines and evaluation both use.
+STAGES = {"readers": 0, "indexing": 1, "topics": 1, "qrels": 1, "answer_checking": 2,
+          "pipelines": 2, "runs": 3, "evaluation": 4, "report": 5}
+
+
+def _against_the_flow(graph: dict[str, set[str]], order: dict[str, int]) -> list[str]:
+    """The imports of a stage's module from a later stage's."""
     offenders = []
-    for module, deps in _graph(top_level_only=False).items():
+    for module, deps in graph.items():
         parts = module.split(".")
         if len(parts) < 2 or parts[1] not in order:
             continue
@@ -144,7 +147,74 @@ def test_data_flows_one_way_between_stages():
             dparts = dep.split(".")
             if len(dparts) >= 2 and dparts[1] in order and order[dparts[1]] > order[parts[1]]:
                 offenders.append(f"{module} -> {dep}")
-    assert offenders == []
+    return offenders
+
+
+def test_data_flows_one_way_between_stages():
+    assert _against_the_flow(_graph(top_level_only=False), STAGES) == []
+
+
+def test_the_flow_check_can_fail():
+    graph = {"mathir.evaluation.x": {"mathir.report.y"}, "mathir.report.y": set()}
+    assert _against_the_flow(graph, STAGES) == ["mathir.evaluation.x -> mathir.report.y"]
+
+
+#: What the report may use of indexing: formula tokens (the explorer's highlighting), no
+#: module that reads a collection or an index's files.
+REPORT_MAY_USE = ("mathir.indexing.formula_tuples", "mathir.indexing.slt")
+
+
+def _collection_readers(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of report/ modules from readers/ or from indexing/ beyond REPORT_MAY_USE."""
+    return sorted(f"{module} -> {dep}" for module, deps in graph.items()
+                  if module.startswith("mathir.report") for dep in deps
+                  if dep.startswith("mathir.readers") or (
+                      dep.startswith("mathir.indexing") and dep not in REPORT_MAY_USE))
+
+
+def test_the_report_reads_no_collection():
+    # issue 51: the report reads the evaluated runs and what the experiment looked up in
+    # the index (mathir.experiment.reports.explorer_lookups: the answer index's text
+    # store), never a collection file (before: the explorer parsed the 3,395 thread files
+    # again, 7.2 s, for texts the text store gives in 0.06 s).
+    assert _collection_readers(_graph(top_level_only=False)) == []
+
+
+def test_the_collection_check_can_fail():
+    graph = {"mathir.report.a": {"mathir.readers.thread_html", "mathir.indexing.formula_tuples"},
+             "mathir.report.b": {"mathir.indexing.answer_collection"}, "mathir.x": set()}
+    assert _collection_readers(graph) == ["mathir.report.a -> mathir.readers.thread_html",
+                                          "mathir.report.b -> mathir.indexing.answer_collection"]
+
+
+_MARKUP = ("<div", "<span", "<table", "<style", "<script", "<details", "<bdi", "<math",
+           "<!doctype", "<section", "<svg")
+
+
+def _html_in(tree: ast.Module) -> list[str]:
+    """What in a module writes HTML: an import of ``html``, or a string with markup."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "html" for a in node.names):
+            found.append(f"line {node.lineno}: import html")
+        elif isinstance(node, ast.ImportFrom) and node.module == "html":
+            found.append(f"line {node.lineno}: from html import ...")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            low = node.value.lower()
+            found += [f"line {node.lineno}: {tag}" for tag in _MARKUP if tag in low]
+    return found
+
+
+def test_evaluation_holds_no_html():
+    # issue 51: evaluation/ scores; tables, the HTML report and the explorer are report/'s.
+    offenders = {m: _html_in(t) for m, t in MODULES.items()
+                 if m.startswith("mathir.evaluation") and _html_in(t)}
+    assert offenders == {}
+
+
+def test_the_html_check_can_fail():
+    tree = ast.parse('import html\nx = f\'<div class="a">{html.escape(y)}</div>\'\n')
+    assert _html_in(tree) == ["line 1: import html", "line 2: <div"]
 
 
 @pytest.mark.parametrize("statement", ["import mathir", "import mathir.cli",
@@ -172,11 +242,12 @@ def test_lazy_exports_resolve():
     import mathir.indexing
     import mathir.pipelines
     import mathir.qrels
+    import mathir.report
     import mathir.runs
     import mathir.topics
 
     for package in (mathir, mathir.answer_checking, mathir.evaluation, mathir.indexing,
-                    mathir.pipelines, mathir.qrels, mathir.runs, mathir.topics):
+                    mathir.pipelines, mathir.qrels, mathir.report, mathir.runs, mathir.topics):
         for name in package.__all__:
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
 

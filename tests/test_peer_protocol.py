@@ -180,7 +180,7 @@ def test_thread_file_size_alone_on_the_uncut_pool():
     averaged over the topics with a pool answer judged above 0. mathir averages over every
     qrels topic of the pool (as ARQMath does), where a topic with none scores 0 in every
     row: 0.531 / 0.576 / 0.602, against a random order's 0.532 / 0.514 / 0.603."""
-    from mathir.qrels.arqmath import read_qrels
+    from mathir.qrels.trec import read_qrels
     from tests.conftest import real_path
 
     sizes = thread_file_sizes(real_path("arqmath", "collection_sample", "threads_all"))

@@ -1,4 +1,5 @@
-"""Evaluation: prime measures, task evaluators, comparison tables."""
+"""Evaluation: prime measures, task evaluators, significance: scoring only (tables, the
+HTML report and the explorer are in :mod:`mathir.report`)."""
 
 from mathir.lazy_exports import attach
 
@@ -8,6 +9,6 @@ _EXPORTS = {
     "compare": "mathir.evaluation.prime",
     "evaluate": "mathir.evaluation.prime",
     "per_query": "mathir.evaluation.prime",
-    "format_table": "mathir.evaluation.tables",
+    "per_topic_scores": "mathir.evaluation.per_topic",
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -109,7 +109,7 @@ def evaluate_task2(runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame,
     (the official files) or ``"formula_id"`` (converted with :func:`visual_id_qrels`).
 
     >>> from mathir.samples import arqmath_sample
-    >>> from mathir.qrels.arqmath import read_qrels
+    >>> from mathir.qrels.trec import read_qrels
     >>> s = arqmath_sample()
     >>> q = read_qrels(s.task2_qrels_visual_id)
     >>> run = pd.DataFrame({"qid": ["B.1"], "docno": ["20011"], "score": [1.0]})

@@ -2,8 +2,9 @@
 
 from mathir.lazy_exports import attach
 
-# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
-_EXPORTS = {
+# name -> the module that defines it, imported on first use (see mathir.lazy_exports);
+# ``mathir`` exports the same names (one table)
+EXPORTS = {
     "VisualDedup": "mathir.pipelines.dedup",
     "VisualIdDocno": "mathir.pipelines.dedup",
     "LinearFusion": "mathir.pipelines.fusion",
@@ -20,5 +21,17 @@ _EXPORTS = {
     "OriginalQuery": "mathir.pipelines.reranking",
     "rerank": "mathir.pipelines.reranking",
     "text_store": "mathir.pipelines.reranking",
+    "cut_answer": "mathir.pipelines.extractive",
+    "extractive": "mathir.pipelines.extractive",
+    "formula_aware": "mathir.pipelines.formula",
+    "formula_tuples": "mathir.pipelines.formula",
+    "formula_words": "mathir.pipelines.formula",
+    "WordProblemIndex": "mathir.pipelines.word_problems",
+    "template_retrieval": "mathir.pipelines.word_problems",
+    "CompleteRanking": "mathir.pipelines.worldtree_lexical",
+    "ExplanationNeighbours": "mathir.pipelines.worldtree_lexical",
+    "ExplanationQuery": "mathir.pipelines.worldtree_lexical",
+    "FactRanker": "mathir.pipelines.worldtree_lexical",
+    "IterativeExpansion": "mathir.pipelines.worldtree_lexical",
 }
-__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
+__getattr__, __dir__, __all__ = attach(__name__, EXPORTS)

@@ -4,7 +4,7 @@ from mathir.lazy_exports import attach
 
 # name -> the module that defines it, imported on first use (see mathir.lazy_exports)
 _EXPORTS = {
-    "read_qrels": "mathir.qrels.arqmath",
+    "read_qrels": "mathir.qrels.trec",
     "read_task3_qrels": "mathir.qrels.arqmath",
 }
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)

@@ -12,25 +12,114 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mathir.errors import InputError, require_files
-from mathir.evaluation.measures import PRIME_MEASURES
+from mathir.evaluation.measures import PRIME_MEASURES, Measure
 from mathir.samples import arqmath_sample
-from mathir.tasks import (
-    Measure,
+from mathir.tasks.declarations import (
     Need,
     Option,
     Published,
     QrelsVariant,
     Split,
-    Task,
+    Stage,
     TaskData,
     no_options,
-    register,
+    published_files,
 )
 from mathir.tasks.locate import find_need, no_collection
+from mathir.tasks.parts import Engines, Files, Formats, Scoring, Views
+from mathir.tasks.task import Task
 
 ARQMATH_YEARS = ("2020", "2021", "2022")
 ARQMATH_FILES = Published("the ARQMath collection, topics and qrels",
                           "https://www.cs.rit.edu/~dprl/ARQMath/")
+#: The published topics, qrels and Task 3 assignments, known by their size and SHA-256
+#: (and that of their text with LF line endings, for those written with CRLF): the same
+#: bytes in the copies of pya0, pt-arqmath, ARQMath-eval and MathAMR. A file found under
+#: one of these names that differs is said in a warning (docs/robustness.md).
+ARQMATH_PUBLISHED = published_files(
+    ("Topics_Task1_2020_V2.0.xml", 177_850,
+     "7e88764849bec5901c4d90253b48df189232b01f581d905db41a0c1592ebaf5e",
+     "c1dd06582d027acace7caedf2f2f86a3061b8e514952e4a5522bfef1718d7e90"),
+    ("Topics_Task1_2021_V1.1.xml", 163_438,
+     "2c7fec17c0a7f90a08f1cd85b2100a3b3371fad6030527a8766afa824fd3d063",
+     "791da71c9ab74b7274406c764fbb5e2be3df07705a93b9f6cc6ccfce468e016c"),
+    ("Topics_Task1_2022_V0.1.xml", 185_970,
+     "fe6e0e2e3af41d1b84de05fb708066a2f1f12470e23d1587ae353cfe30fa8c54"),
+    ("Topics_Task2_2020_V1.1.xml", 168_450,
+     "fc87d3373c412f48c7a9ba15514d11a742b968454c166e13add932a6ecdb61a5"),
+    ("Topics_Task2_2021_V1.1.xml", 172_752,
+     "12b013b35a310736bfa2b5b54ca5aed927c16cc36b54621a866753cc3a82dc03"),
+    ("Topics_Task2_2022_V0.1.xml", 195_747,
+     "c26d35a2505343ed899dd3bfd0dd059d42453e190938e313b698ecdceb20e4ee"),
+    ("qrel_task1_2020_official.tsv", 684_110,
+     "6b8c248e6a70a79bdec79f349b1e51b710338bd146c1cb0d4c9dc6e315ec8948",
+     "7c6f8ee8f9b32c8da36f33ae3a528f83d81f4ffbc986832132f389624bbfc32f"),
+    ("qrel_task1_2021_additional.tsv", 157_740,
+     "7cb37104cde32fdbabb65e5c06c9c49492ff84f74a00288ea7adfae0df5386b1",
+     "4fe04d070009bc5121494335dec22f8e86092ea94eef815939802d6f917485af"),
+    ("qrel_task1_2021_all.tsv", 747_667,
+     "289f4ae6fb0f9a65fb8101da1a3c45b6c74180a0ccffb73eb5635db854193f38",
+     "545c7c703f2e4086b1fd50e9332a80f903b616009b259a27ed63104a051479c6"),
+    ("qrel_task1_2021_official.tsv", 589_927,
+     "672def41ac25052bd74dbf5e50b3a1666808036b60f39c58408ee49f1c1e0ca5",
+     "453993062bd833a8339ce6a80f8fd552778325fd7f4d0a136ccdcd3055481db7"),
+    ("qrel_task1_2022_official.tsv", 647_622,
+     "16b09495fc7b4f4140edff5590edff04d078ec80684c2d136be7dd454f6e6606",
+     "182d0bac77f2395e387461418c3a9ad3e893f46b6f0d2f7e52f66160c53de596"),
+    ("qrel_task2_2020_formula_id_all.tsv", 336_722,
+     "da178b1b35d81941cf47816105e4f0c1f57d91844dfaa4c08d6570e273598b65"),
+    ("qrel_task2_2020_formula_id_official.tsv", 210_887,
+     "9fa7a1841144f7954ab9197b0929af9566619776fe07b20cec3a919418cb6d78"),
+    ("qrel_task2_2020_visual_id_v3_official.tsv", 107_133,
+     "90338b7aafbac06da4be2616d908d7e4165b022ac7a19ef650e57f9b2afde52b",
+     "e7758cbd442dfadaf34d19a0b792f7a7ec5a8754daba22aa2b3ceec37ebd1ee4"),
+    ("qrel_task2_2021_formula_id_all.tsv", 232_409,
+     "6246a1c3d295127c6edba75e92c9526fc79bcf6bbdda35fdfbd0356e9a48ea62"),
+    ("qrel_task2_2021_visual_id_all.tsv", 175_527,
+     "4c637b1ea45afedd072d5782e6c4391c788f29cfca6c91d46f98979b90563451"),
+    ("qrel_task2_2021_visual_id_official.tsv", 152_675,
+     "f0d7f7868bc9f1def85779f4292b8ce608ecf9af76feaae5f80fd243308a036f",
+     "860372475c16a25df6ed7d15ec5d9878d285e5d8a62776ec8a6091f1b96be88a"),
+    ("qrel_task2_2021_visual_id_v3_official.tsv", 152_814,
+     "fb57cec8b66b01da638f42b387b8d16a5b9ac06a988faf16ce9c9c8a611220b4",
+     "b7faf5f6ed3b5bd2b7198c6977b8d767a1b1a8d65c771cfeb3f3d0ef946feb11"),
+    ("qrel_task2_2022_formula_id_official.tsv", 299_179,
+     "01373ca70f8f51e0890324dc235570ff54fe2788335ae2a0d07279622f2c276d"),
+    ("qrel_task2_2022_visual_id_official.tsv", 203_654,
+     "5890dc80a1e68eba19b825d8e6c07fae4c199384f8c67869e7e6e9ca51fe5c36"),
+    ("qrel_task3_2022_official_complete.tsv", 13_383,
+     "a91dd00e3589297c0f6b894b7b320e012a0a5b2e3b8cb6b26ecad60de4e2b7e2",
+     "ddb5ed378e9c96988eb44cc152da23a7c59de82e4a2ae4fc6184198bdc55f27b"),
+    ("teams_document_id.tsv", 80_665,
+     "3e1c6769ad5b7c5e0e1bc60f25e038e865c6a3d61f67ff966542fcb4a2b46bdc",
+     "63ca41ed34a191597ef416f5703bc184e706e7d175873383a517200e1c66a21d"),
+)
+
+
+def arqmath_files(task: int, needs: Callable[[str], tuple[Need, ...]], sample: Stage, *,
+                  years: tuple[str, ...] = ARQMATH_YEARS, **more) -> Files:
+    """The files of ARQMath Task ``task``, as every ARQMath task has them: a split per
+    year (its files: ``needs(year)``, each checked against the published files of its
+    name, :data:`ARQMATH_PUBLISHED`), then the embedded ``sample``; published together
+    (:data:`ARQMATH_FILES`), its datasets ``mathir:arqmath/task<task>/<year>``; ``more``:
+    the task's other :class:`Files` fields (its corpus, its datasets' methods)."""
+    def published(year: str) -> tuple[Need, ...]:
+        return tuple(dataclasses.replace(n, published=ARQMATH_PUBLISHED) for n in needs(year))
+
+    return Files(splits=(*(Split(y, needs=published(y)) for y in years),
+                         Split("sample", sample=True)),
+                 sample=sample, year_name="ARQMath year", published=ARQMATH_FILES,
+                 dataset=f"arqmath/task{task}", **more)
+
+
+def qrels_variants(task: int, *variants: tuple) -> tuple[QrelsVariant, ...]:
+    """Task ``task``'s published qrels besides the official ones, from ``(name, file,
+    what[, options])`` rows: each is ``qrel_task<task>_<year>_<file>.tsv``."""
+    return tuple(QrelsVariant(name, f"qrel_task{task}_{{year}}_{file}.tsv", what, *options,
+                              published=ARQMATH_PUBLISHED)
+                 for name, file, what, *options in variants)
+
+
 # --- ARQMath Task 1 -----------------------------------------------------------------------
 
 
@@ -120,46 +209,45 @@ def topic_metadata(data: TaskData):
     return None if data.metadata is None else read_topic_metadata(data.metadata)
 
 
-ARQMATH_TASK1 = register(Task(
+ARQMATH_TASK1 = Task(
     name="arqmath-task1",
     description="ARQMath Task 1: answer retrieval for Math StackExchange questions",
-    measures=PRIME_MEASURES,
-    primary_measure="nDCG'",
-    pipelines={"tfidf": "mathir.pipelines.lexical:tfidf",
-               "bm25": "mathir.pipelines.lexical:bm25",
-               "formula-aware": "mathir.pipelines.formula:formula_aware",
-               "formula-aware-rrf": "mathir.pipelines.formula:formula_aware_rrf",
-               # neural (the `neural` extra, loaded on use): bi-encoder, dense, fusion
-               "bm25>>biencoder": "mathir.pipelines.neural:bm25_biencoder",
-               "dense": "mathir.pipelines.neural:dense",
-               "fusion": fusion,
-               "bm25>>crossencoder": "mathir.pipelines.neural:bm25_crossencoder"},
-    default_pipelines=("tfidf", "bm25"),
-    sample=_task1_sample,
-    read_topics="mathir.topics.arqmath:read_task1_topics",
-    read_qrels="mathir.qrels.arqmath:read_qrels",
-    read_run="mathir.runs.trec:read_run",
-    write_run="mathir.runs.trec:write_run",
-    build_index=_build_answer_index,
-    years=ARQMATH_YEARS,
-    run_formats=("arqmath", "trec"),
-    qrels_in_collection=True,
-    topic_groups=_topic_groups,
-    explorer="mathir.evaluation.explorer_arqmath:arqmath_answers",
-    qrels_variants=(
-        QrelsVariant("all", "qrel_task1_{year}_all.tsv",
-                     "every judgment of the year, official and additional (2021)"),
-        QrelsVariant("additional", "qrel_task1_{year}_additional.tsv",
-                     "the judgments beyond the official ones (2021)")),
-    open_index="mathir.indexing.answer_index:AnswerIndex",
-    published=ARQMATH_FILES,
-    dataset="arqmath/task1",
-    splits=(*(Split(y, y, task1_needs(y)) for y in ARQMATH_YEARS),
-            Split("sample", None, sample=True)),
-    year_name="ARQMath year",
-    corpus=answer_corpus,
-    dataset_methods={"get_topic_metadata": topic_metadata},
-))
+    files=arqmath_files(1, task1_needs, _task1_sample, corpus=answer_corpus,
+                        dataset_methods={"get_topic_metadata": topic_metadata}),
+    formats=Formats(read_topics="mathir.topics.arqmath:read_task1_topics",
+                    read_qrels="mathir.qrels.arqmath:read_qrels",
+                    read_run="mathir.runs.trec:read_run", write_run="mathir.runs.trec:write_run",
+                    run_formats=("arqmath", "trec")),
+    scoring=Scoring(measures=PRIME_MEASURES, primary_measure="nDCG'", qrels_in_collection=True,
+                    qrels_variants=qrels_variants(
+                        1, ("all", "all", "every judgment of the year, official and "
+                                          "additional (2021)"),
+                        ("additional", "additional",
+                         "the judgments beyond the official ones (2021)"))),
+    engines=Engines(build_index=_build_answer_index,
+                    open_index="mathir.indexing.answer_index:AnswerIndex",
+                    pipelines={"tfidf": "mathir.pipelines.lexical:tfidf",
+                               "bm25": "mathir.pipelines.lexical:bm25",
+                               "formula-aware": "mathir.pipelines.formula:formula_aware",
+                               "formula-aware-rrf": "mathir.pipelines.formula:formula_aware_rrf",
+                               # neural (the `neural` extra, loaded on use)
+                               "bm25>>biencoder": "mathir.pipelines.neural:bm25_biencoder",
+                               "dense": "mathir.pipelines.neural:dense",
+                               "fusion": fusion,
+                               "bm25>>crossencoder": "mathir.pipelines.neural:bm25_crossencoder"},
+                    default_pipelines=("tfidf", "bm25")),
+    views=Views(explorer="mathir.report.explorer_arqmath:arqmath_answers",
+                topic_groups=_topic_groups),
+)
+
+
+def own_run_files(task: int, **formats) -> Formats:
+    """Task 1's formats with Task ``task``'s own run files (read and written by
+    ``mathir.runs.arqmath_task<task>``, in ARQMath's format only) and ``formats``."""
+    module = f"mathir.runs.arqmath_task{task}"
+    return dataclasses.replace(ARQMATH_TASK1.formats, read_run=f"{module}:read_task{task}_run",
+                               write_run=f"{module}:write_task{task}_run",
+                               run_formats=("arqmath",), **formats)
 
 
 # --- ARQMath Task 2 (formula search) ------------------------------------------------------
@@ -249,42 +337,29 @@ def formula_index(data: TaskData) -> Path:
     return path
 
 
-ARQMATH_TASK2 = register(Task(
+ARQMATH_TASK2 = Task(
     name="arqmath-task2",
     description="ARQMath Task 2: formula search, judged on visually distinct formulae",
-    measures=PRIME_MEASURES,
-    primary_measure="nDCG'",
-    pipelines={"formula-words": "mathir.pipelines.formula:formula_words",
-               "formula-tuples": "mathir.pipelines.formula:formula_tuples"},
-    default_pipelines=("formula-words", "formula-tuples"),
-    sample=_task2_sample,
-    complete=_task2_visual_ids,
-    read_topics="mathir.topics.arqmath:read_task2_topics",
-    read_qrels="mathir.qrels.arqmath:read_qrels",
-    read_run="mathir.runs.arqmath_task2:read_task2_run",
-    write_run="mathir.runs.arqmath_task2:write_task2_run",
-    build_index=_build_formula_index,
-    years=ARQMATH_YEARS,
-    prepare=_prepare_task2,
-    explorer="mathir.evaluation.explorer_arqmath:arqmath_formulas",
-    qrels_variants=(
-        QrelsVariant("formula_id", "qrel_task2_{year}_formula_id_official.tsv",
-                     "the official judgments by formula id (made visual-id qrels, the "
-                     "maximum relevance per visual id)", {"qrels_key": "formula_id"}),
-        QrelsVariant("formula_id_all", "qrel_task2_{year}_formula_id_all.tsv",
-                     "every judgment by formula id (2020, 2021)", {"qrels_key": "formula_id"}),
-        QrelsVariant("visual_id_all", "qrel_task2_{year}_visual_id_all.tsv",
-                     "every judgment by visual id (2021)")),
-    open_index="mathir.indexing.formula_index:FormulaIndex",
-    published=ARQMATH_FILES,
-    dataset="arqmath/task2",
-    splits=(*(Split(y, y, task2_needs(y)) for y in ARQMATH_YEARS),
-            Split("sample", None, sample=True)),
-    year_name="ARQMath year",
-    corpus=formula_corpus,
-    dataset_methods={"get_formula_index": formula_index},
-    options=TASK2_OPTIONS,
-))
+    files=arqmath_files(2, task2_needs, _task2_sample, complete=_task2_visual_ids,
+                        corpus=formula_corpus,
+                        dataset_methods={"get_formula_index": formula_index}),
+    formats=own_run_files(2, read_topics="mathir.topics.arqmath:read_task2_topics"),
+    scoring=Scoring(measures=PRIME_MEASURES, primary_measure="nDCG'", prepare=_prepare_task2,
+                    options=TASK2_OPTIONS, qrels_variants=qrels_variants(
+                        2, ("formula_id", "formula_id_official",
+                            "the official judgments by formula id (made visual-id qrels, "
+                            "the maximum relevance per visual id)", {"qrels_key": "formula_id"}),
+                        ("formula_id_all", "formula_id_all",
+                         "every judgment by formula id (2020, 2021)",
+                         {"qrels_key": "formula_id"}),
+                        ("visual_id_all", "visual_id_all", "every judgment by visual id (2021)"))),
+    engines=Engines(build_index=_build_formula_index,
+                    open_index="mathir.indexing.formula_index:FormulaIndex",
+                    pipelines={"formula-words": "mathir.pipelines.formula:formula_words",
+                               "formula-tuples": "mathir.pipelines.formula:formula_tuples"},
+                    default_pipelines=("formula-words", "formula-tuples")),
+    views=Views(explorer="mathir.report.explorer_arqmath:arqmath_formulas"),
+)
 
 
 # --- ARQMath Task 3 (open-domain answers) -------------------------------------------------
@@ -320,11 +395,11 @@ def _task3_sample(year: str | None, collection: Path | None) -> TaskData:
                      "task1_qrels": s.task1_qrels, "collection": posts})
 
 
-def _task3_needs() -> tuple[Need, ...]:
-    """Task 3's files: its qrels and assignments, Task 1's topics, collection and qrels
-    (the references)."""
-    topics, task1_qrels, collection, _ = task1_needs("2022")
-    return (topics, Need("qrel_task3_2022*.tsv", "Task 3 qrels", "qrels"),
+def task3_needs(year: str) -> tuple[Need, ...]:
+    """Task 3's files in ``year``: its qrels and assignments, Task 1's topics, collection
+    and qrels (the references)."""
+    topics, task1_qrels, collection, _ = task1_needs(year)
+    return (topics, Need(f"qrel_task3_{year}*.tsv", "Task 3 qrels", "qrels"),
             dataclasses.replace(collection, option="collection"),
             dataclasses.replace(task1_qrels, role="option", option="task1_qrels"),
             Need("teams_document_id.tsv", "Task 3 assignments (run, topic -> answer id)",
@@ -356,7 +431,7 @@ def _task3_scores(runs: Mapping, qrels, *, assignments: str | Path | None = None
         open_answer_scores,
     )
     from mathir.indexing.answer_collection import answer_texts
-    from mathir.qrels.arqmath import read_qrels
+    from mathir.qrels.trec import read_qrels
     from mathir.runs.arqmath_task3 import read_assignments, read_task3_run
     from mathir.runs.trec import read_run
 
@@ -407,36 +482,27 @@ def assignments(data: TaskData):
 
 def task1_qrels(data: TaskData):
     """The Task 1 qrels of the same topics (the relevant answers of the collection)."""
-    from mathir.qrels.arqmath import read_qrels
+    from mathir.qrels.trec import read_qrels
 
     return read_qrels(data.extras["task1_qrels"])
 
 
-ARQMATH_TASK3 = register(Task(
+ARQMATH_TASK3 = Task(
     name="arqmath-task3",
     description="ARQMath-3 Task 3: open-domain answers (one answer of <= 1,200 characters)",
-    measures=TASK3_MEASURES,
-    primary_measure="AR",
-    # every Task 1 pipeline, made extractive (its top answer, cut to 1,200 characters)
-    pipelines={n: _extractive_pipeline(n, f) for n, f in ARQMATH_TASK1.pipelines.items()},
-    default_pipelines=("tfidf", "bm25"),
-    sample=_task3_sample,
-    read_topics="mathir.topics.arqmath:read_task1_topics",
-    read_qrels="mathir.qrels.arqmath:read_task3_qrels",
-    read_run="mathir.runs.arqmath_task3:read_task3_run",
-    write_run="mathir.runs.arqmath_task3:write_task3_run",
-    build_index=_build_answer_index,
-    per_topic=_task3_scores,
-    order="given",
-    explorer="mathir.evaluation.explorer_arqmath:open_answers",
-    years=("2022",),
-    open_index="mathir.indexing.answer_index:AnswerIndex",
-    published=ARQMATH_FILES,
-    dataset="arqmath/task3",
-    splits=(Split("2022", "2022", _task3_needs()), Split("sample", None, sample=True)),
-    year_name="ARQMath year",
-    corpus=answer_corpus,
-    dataset_methods={"get_topic_metadata": topic_metadata, "get_assignments": assignments,
-                     "get_task1_qrels": task1_qrels},
-    options=TASK3_OPTIONS,
-))
+    files=arqmath_files(3, task3_needs, _task3_sample, years=("2022",), corpus=answer_corpus,
+                        dataset_methods={**ARQMATH_TASK1.dataset_methods,
+                                         "get_assignments": assignments,
+                                         "get_task1_qrels": task1_qrels}),
+    formats=own_run_files(3, read_qrels="mathir.qrels.arqmath:read_task3_qrels"),
+    scoring=Scoring(measures=TASK3_MEASURES, primary_measure="AR", per_topic=_task3_scores,
+                    order="given", options=TASK3_OPTIONS),
+    # the index of Task 1, and every Task 1 pipeline made extractive (its top answer,
+    # cut to 1,200 characters)
+    engines=dataclasses.replace(ARQMATH_TASK1.engines, pipelines={
+        n: _extractive_pipeline(n, f) for n, f in ARQMATH_TASK1.pipelines.items()}),
+    views=Views(explorer="mathir.report.explorer_arqmath:open_answers"),
+)
+
+#: The tasks this module declares (registered by :mod:`mathir.tasks.registry`).
+DECLARED = (ARQMATH_TASK1, ARQMATH_TASK2, ARQMATH_TASK3)

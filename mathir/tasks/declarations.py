@@ -6,11 +6,12 @@ imported on first use."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mathir.errors import InputError
 from mathir.storage import walk_glob
 
 
@@ -139,6 +140,11 @@ class Need:
     contains: str | None = None
     exclude: str | None = None
     beside: str | None = None
+    #: the published files it may find (:class:`PublishedFile`; those of a whole family
+    #: may be given: the need keeps those its patterns match): a file found under one of
+    #: their names that differs is said in a warning
+    #: (:func:`mathir.tasks.locate.check_published`)
+    published: tuple[PublishedFile, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.patterns, str):
@@ -148,6 +154,7 @@ class Need:
             raise ValueError(f"a need's role is one of {ROLES}, not {unknown[0]!r}")
         if "option" in self.roles and not self.option:
             raise ValueError(f"the need {self.what!r} gives an option: name it (option=)")
+        object.__setattr__(self, "published", matching(self.published, self.patterns))
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -198,6 +205,14 @@ class QrelsVariant:
     pattern: str
     what: str
     options: Mapping[str, str] = field(default_factory=dict)
+    #: the published file of each year (:class:`PublishedFile`; those of a whole family
+    #: may be given: the variant keeps those its pattern matches): one found that differs
+    #: is said in a warning (:func:`mathir.tasks.locate.check_published`)
+    published: tuple[PublishedFile, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "published",
+                           matching(self.published, (self.file_pattern("*"),)))
 
     def file_pattern(self, label: str) -> str:
         return self.pattern.replace("{year}", label)
@@ -213,20 +228,120 @@ class Published:
 
 
 @dataclass(frozen=True)
-class Split:
-    """One evaluation of a task as a dataset, ``mathir:<dataset>/<name>``.
+class PublishedFile:
+    """A file as it is published, known by its digest (as ir_datasets knows its
+    downloads): ``name``, ``size`` in bytes and ``sha256`` of every byte (as
+    ``sha256sum`` prints it); ``text_sha256``, when it differs, that of its text with LF
+    line endings and one final newline (a copy that differs only so is named as such).
+    A folder (WorldTree's ``tables/``) has ``files``, the total ``size`` and the digest
+    :func:`mathir.storage.file_fingerprint` gives (each file's name, size and SHA-256).
 
-    ``label`` is what :meth:`Task.data` takes as the year or split (None: the task's
-    default), ``needs`` the files it needs (:class:`Need`: the task's data is built from
-    them), ``sample``: the embedded sample (no files).
+    >>> f = PublishedFile("draw-dev.txt", 1566, "708b67" + "0" * 58)
+    >>> f.text_digest == f.sha256, short_digest(f.sha256)
+    (True, '708b670000000000…')
     """
 
     name: str
-    label: str | None
+    size: int
+    sha256: str
+    text_sha256: str | None = None
+    files: int | None = None
+
+    @property
+    def text_digest(self) -> str:
+        """The SHA-256 of the text with LF line endings and one final newline."""
+        return self.text_sha256 or self.sha256
+
+
+def short_digest(digest: str) -> str:
+    """A SHA-256 as messages show it: its first 16 hex digits.
+
+    >>> short_digest("ab" * 32)
+    'abababababababab…'
+    """
+    return digest[:16] + "…"
+
+
+def published_files(*rows: tuple) -> tuple[PublishedFile, ...]:
+    """:class:`PublishedFile` s from ``(name, size, sha256[, text_sha256[, files]])`` rows.
+
+    >>> published_files(("a.tsv", 3, "00" * 32))[0].size
+    3
+    """
+    return tuple(PublishedFile(*row) for row in rows)
+
+
+def matching(published: Iterable[PublishedFile], patterns: Iterable[str]
+             ) -> tuple[PublishedFile, ...]:
+    """Those of ``published`` whose name one of ``patterns`` matches (case counts).
+
+    >>> [f.name for f in matching(published_files(("a-1.tsv", 1, ""), ("b.tsv", 1, "")),
+    ...                           ["a-*.tsv"])]
+    ['a-1.tsv']
+    """
+    from fnmatch import fnmatchcase
+
+    patterns = tuple(patterns)
+    return tuple(f for f in published if any(fnmatchcase(f.name, p) for p in patterns))
+
+
+#: A :class:`Split`'s label when none is given: its name (None for the sample).
+SAME_AS_NAME: Any = "<the name>"
+
+
+@dataclass(frozen=True)
+class Split:
+    """One evaluation of a task as a dataset, ``mathir:<dataset>/<name>``.
+
+    ``label`` is its year or split, what :meth:`Task.data` takes (``--year`` /
+    ``--split``); by default its ``name`` (None for the sample: the task's default).
+    The task's years are its splits' labels, so each is written once. ``needs`` are
+    the files it needs (:class:`Need`: the task's data is built from them), ``sample``:
+    the embedded sample (no files).
+
+    >>> Split("2016").label, Split("sample", sample=True).label, Split("dev", "Dev").label
+    ('2016', None, 'Dev')
+    """
+
+    name: str
+    label: str | None = SAME_AS_NAME
     needs: tuple[Need, ...] = ()
     sample: bool = False
     #: :attr:`TaskData.label` of its data (the folder of its runs); default: ``name``
     data_label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.label is SAME_AS_NAME:
+            object.__setattr__(self, "label", None if self.sample else self.name)
+        object.__setattr__(self, "needs", tuple(self.needs))
+
+
+#: The environment variable naming the data folder where real data is asked for.
+DATA_ENV = "MATHIR_DATA"
+
+
+def data_folder(data: str | Path | None, real: bool) -> str | Path | None:
+    """The data folder: ``data`` when given, else ``$MATHIR_DATA`` where real data is asked
+    for (``real``: a year, a split or a collection; a dataset that is not the sample),
+    else None (the embedded sample). The one rule of the CLI and the datasets.
+
+    >>> data_folder("D", False), data_folder(None, False)
+    ('D', None)
+    """
+    import os
+
+    if data is not None:
+        return data
+    return (os.environ.get(DATA_ENV) or None) if real else None
+
+
+def no_options(options: Mapping[str, object]) -> None:
+    """InputError naming options that a task's evaluation does not use.
+
+    >>> no_options({})
+    """
+    if options:
+        raise InputError(f"options not used by this task: {', '.join(sorted(options))}")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from mathir.errors import InputError, option
-from mathir.tasks.declarations import Need, Split, TaskData
+from mathir.tasks.declarations import Need, PublishedFile, Split, TaskData, short_digest
 
 
 class Task(Protocol):
@@ -74,6 +74,7 @@ def locate(task: Task, root: Path | None, year: str | None,
             path = find_need(need, root, found)
             if path is None:
                 continue
+            check_published(path, need.published, need.what)
             for k in keys:
                 found.setdefault(k, path)
         if need.option:
@@ -130,6 +131,93 @@ def find_need(need: Need, root: Path, found: dict[str, Path] | None = None) -> P
                       f"{', '.join(need.patterns)}); choose another with "
                       f"{option('collection')}", stacklevel=4)
     return hits[0]
+
+
+def check_published(path: Path, published: Iterable[PublishedFile], what: str = "") -> bool:
+    """Whether ``path`` is the published file of its name (True when none of
+    ``published`` has its name: nothing is known of it). When it is not, ONE warning
+    names the file and what differs (size, SHA-256; only the line endings, when its
+    text is the same) -- it is used all the same, never refused, never silently.
+
+    Cheap: a ``stat`` first; the digest (:func:`mathir.storage.file_fingerprint`,
+    cached by the file's stat key) only when the size is the published one, or to say
+    how a file differs.
+
+    >>> import tempfile, warnings
+    >>> f = Path(tempfile.mkdtemp()) / "a.tsv"
+    >>> _ = f.write_bytes(b"A.1 0 1 1\\r\\n")
+    >>> check_published(f, [PublishedFile("b.tsv", 1, "0" * 64)])  # another name
+    True
+    >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
+    ...     check_published(f, [PublishedFile("a.tsv", 9, "0" * 64)], "qrels")
+    False
+    >>> print(str(said[0].message).replace(str(f), "PATH"))  # doctest: +ELLIPSIS
+    PATH: not the published a.tsv (qrels): 11 bytes, published 9 (sha256 ..., published 0000000000000000…); ...
+    """
+    named = [f for f in published if f.name == path.name]
+    if not named:
+        return True
+    from mathir.storage import file_fingerprint
+
+    try:
+        folder = path.is_dir()
+        size = None if folder else path.stat().st_size
+        if folder or any(f.size == size for f in named):
+            fingerprint = file_fingerprint(path)
+            if any(f.sha256 == fingerprint["sha256"] and f.size == fingerprint["size"]
+                   for f in named):
+                return True
+        else:
+            fingerprint = file_fingerprint(path)  # to say how it differs (cached)
+        text = None if folder else _text_digest(path, max(f.size for f in named))
+    except OSError:  # unreadable: reading it says so, where it is read
+        return True
+    # the published file it is closest to: the same text, else the same size, else any
+    chosen = next((f for f in named if text is not None and f.text_digest == text),
+                  None) or next((f for f in named if f.size == fingerprint["size"]), named[0])
+    warnings.warn(f"{path}: {published_difference(fingerprint, text, chosen, what)}",
+                  stacklevel=2)
+    return False
+
+
+def published_difference(fingerprint: dict, text: str | None, published: PublishedFile,
+                         what: str = "") -> str:
+    """How a file (its :func:`~mathir.storage.file_fingerprint`, ``text``: the SHA-256
+    of its text with LF line endings) differs from ``published``, in words.
+
+    >>> pub = PublishedFile("q.tsv", 5_678, "cd" * 32)
+    >>> print(published_difference({"size": 1_234, "sha256": "ab" * 32}, None, pub))
+    not the published q.tsv: 1,234 bytes, published 5,678 (sha256 abababababababab…, published cdcdcdcdcdcdcdcd…); scores on it may differ from those on the published file
+    """
+    what = f" ({what})" if what else ""
+    head = f"not the published {published.name}{what}: "
+    size, digest = fingerprint["size"], fingerprint["sha256"]
+    if text is not None and text == published.text_digest:
+        return (head + f"only its line endings or final newline differ ({size:,} bytes, "
+                f"published {published.size:,}): its text is the same")
+    counts = []
+    if published.files is not None and fingerprint.get("files") != published.files:
+        counts.append(f"{fingerprint.get('files', 1):,} files, published {published.files:,}")
+    if size != published.size:
+        counts.append(f"{size:,} bytes, published {published.size:,}")
+    digests = (f"sha256 {short_digest(digest)}, published "
+               f"{short_digest(published.sha256)}")
+    said = f"{'; '.join(counts)} ({digests})" if counts else \
+        f"{digests} (the same size, {size:,} bytes)"
+    return head + said + "; scores on it may differ from those on the published file"
+
+
+def _text_digest(path: Path, published_size: int) -> str | None:
+    """The SHA-256 of ``path``'s text with LF line endings and one final newline; None
+    when it is too large to be a published file of ``published_size`` bytes with other
+    line endings (it is then not read)."""
+    import hashlib
+
+    if path.stat().st_size > 2 * published_size + 2:
+        return None
+    text = path.read_bytes().replace(b"\r\n", b"\n").rstrip(b"\n") + b"\n"
+    return hashlib.sha256(text).hexdigest()
 
 
 def _sample(task: Task, year: str | None, collection: Path | None) -> TaskData:

@@ -1,143 +1,86 @@
-"""The :class:`Task`: one declaration of everything mathir knows of a task (see
-:mod:`mathir.tasks`)."""
+"""The :class:`Task`: one declaration of everything mathir knows of a task, in parts
+(:mod:`mathir.tasks.parts`; see :mod:`mathir.tasks`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from mathir.errors import InputError
-from mathir.evaluation.measures import Measure
+from mathir.evaluation.measures import name_conflict
 from mathir.storage import walk_glob
-from mathir.tasks.declarations import (
-    Option,
-    Published,
-    QrelsVariant,
-    Ref,
-    Split,
-    Stage,
-    TaskData,
-    as_stage,
-)
-from mathir.tasks.locate import locate
+from mathir.storage.paths import path_component
+from mathir.tasks.declarations import Ref, TaskData
+from mathir.tasks.locate import check_published, locate
+from mathir.tasks.parts import PART_OF, PARTS, Engines, Files, Formats, Scoring, Views
 
 
-def _measures(value) -> tuple[Measure, ...]:
-    if isinstance(value, Mapping):  # {name: description}
-        return tuple(Measure(n, d) for n, d in value.items())
-    out = tuple(value)
-    if not all(isinstance(m, Measure) for m in out):
-        raise TypeError("a task's measures are Measure objects (or a {name: description} map)")
-    return out
-
-
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, init=False)
 class Task:
-    """Declaration of a task; see :data:`TASKS` and ``docs/extending.md``.
+    """Declaration of a task, in parts (:mod:`mathir.tasks.parts`); see :data:`TASKS` and
+    ``docs/extending.md``.
+
+    ``files`` (:class:`Files`: its splits with their years, the sample, its datasets),
+    ``formats`` (:class:`Formats`), ``scoring`` (:class:`Scoring`: its evaluation),
+    ``engines`` (:class:`Engines`: its index and pipelines) and ``views``
+    (:class:`Views`); ``files`` and ``views`` may be left out. Each field of a part is
+    also read as the task's own (``task.measures`` is ``task.scoring.measures``), and
+    may be given as a keyword instead of in its part, on its own or over the part given
+    (``dataclasses.replace(task, measures=...)`` replaces the measures of its scoring).
 
     Every stage (``read_topics``, ``per_topic``, each pipeline, ...) is a callable or a
-    ``"module:function"`` string, imported when first used. The evaluation is declared
-    by the measures: when all of them are ir_measures ones, per-topic scores come from
-    them (after ``prepare``, if given) over every qrels topic; otherwise ``per_topic``
-    computes them. The table (:meth:`table`) is each run's mean of its per-topic scores
-    (:meth:`scores`), one evaluation for every task
-    (:func:`mathir.evaluation.evaluated.evaluate`).
+    ``"module:function"`` string, imported when first used. The table (:meth:`table`)
+    is each run's mean of its per-topic scores (:meth:`scores`), one evaluation for
+    every task (:func:`mathir.evaluation.evaluated.evaluate`).
+
+    >>> from mathir.tasks import get_task
+    >>> task = get_task("arqmath-task3")
+    >>> task.years, task.default_year, task.measures is task.scoring.measures
+    (('2022',), '2022', True)
     """
 
     name: str
     description: str
-    #: the measures, in the order of the task's table (a {name: description} map is
-    #: taken too); a measure is one declaration: its column, ``mathir tasks`` and docs
-    measures: tuple[Measure, ...]
-    primary_measure: str
-    #: pipeline name -> factory ``(index, **kwargs) -> pt.Transformer``
-    pipelines: Mapping[str, Stage]
-    default_pipelines: tuple[str, ...]
-    read_topics: Stage
-    read_qrels: Stage
-    read_run: Stage
-    write_run: Stage
-    #: (TaskData, index directory, quiet) -> index
-    build_index: Stage
-    years: tuple[str, ...] = field(default_factory=tuple)
-    #: the year or split evaluated when none is given (default: the last of ``years``)
-    default_year: str | None = None
-    #: what a year is called in messages ("ARQMath year", "WorldTree split")
-    year_name: str = "year"
-    #: (year / split label or None, collection or None) -> TaskData: the embedded sample
-    sample: Stage | None = None
-    #: (TaskData) -> TaskData: what a task adds to the files its needs found (e.g.
-    #: WorldTree's lemma list, found beside the tablestore); None: nothing
-    complete: Stage | None = None
-    #: (data root or None, year, collection or None) -> TaskData, for a task whose files
-    #: its needs cannot describe; None: the one locate (:mod:`mathir.tasks.locate`)
-    locate: Stage | None = None
-    #: (TaskData, **keywords) -> iterable of documents (dicts with ``docno``): the corpus
-    #: of its ``mathir:`` datasets (``get_corpus_iter``)
-    corpus: Stage | None = None
-    #: extra methods of its ``mathir:`` datasets, by name: (TaskData) -> value (e.g.
-    #: ``get_tablestore``)
-    dataset_methods: Mapping[str, Stage] = field(default_factory=dict)
-    #: run file formats ``write_run`` takes; the first, the task's own, is the default
-    run_formats: tuple[str, ...] = ("arqmath",)
-    # Judge only what the collection holds, so a perfect ranking of a sub-collection
-    # (e.g. the judged pool of thread HTML files) scores 1.0.
-    qrels_in_collection: bool = False
-    # (runs by name, qrels, output folder, **extras) -> {what: path} of extra files that
-    # `run_experiment` writes beside the runs (e.g. WorldTree's MAP-by-length histogram).
-    report: Stage | None = None
-    # (runs by name, qrels, **extras) -> {run: frame of qid + one column per measure}:
-    # per-topic scores for significance tests and per-topic plots.
-    per_topic: Stage | None = None
-    # index directory -> index object, so that worker processes can reopen the index.
-    open_index: Stage | None = None
-    #: what the files are and where they are published (messages, datasets, docs)
-    published: Published | None = None
-    #: the evaluations as ``mathir:`` datasets; by default one per year / split (and the
-    #: sample when there is one), named by the year or split
-    splits: tuple[Split, ...] | None = None
-    #: the datasets' name prefix (default: the task's name), e.g. ``arqmath/task1``
-    dataset: str | None = None
-    #: whether it has an embedded sample (``mathir demo`` runs those); default: whether
-    #: ``sample`` (or ``locate``) is given
-    has_sample: bool | None = None
-    #: options of the evaluation: keywords of ``evaluate`` / ``per_topic`` / ``prepare``
-    #: and flags of ``mathir evaluate``
-    options: tuple[Option, ...] = ()
-    #: (runs by name, qrels, **options) -> (runs, qrels) made ready for the measures
-    #: (e.g. ARQMath Task 2: formulas to visual ids, one per visual id)
-    prepare: Stage | None = None
-    #: (TaskData.metadata path) -> frame of ``qid`` + one column per way of grouping
-    #: topics, for the report's breakdowns (ARQMath: category, difficulty, dependency)
-    topic_groups: Stage | None = None
-    #: the order its measures read a run in (:mod:`mathir.evaluation.evaluated`):
-    #: ``trec_eval`` (score descending, then docno descending), ``rank`` (the rank
-    #: column, as WorldTree's evaluation) or ``given`` (one answer per topic)
-    order: str = "trec_eval"
-    #: (evaluated runs, topics, TaskData, renderer, depth) -> (topic views, legend): the
-    #: run explorer's page of the task (default: the generic ranking view)
-    explorer: Stage | None = None
-    #: published judgment files besides the official qrels, by name (``--qrels NAME``)
-    qrels_variants: tuple[QrelsVariant, ...] = ()
-    #: the topics a derived task evaluates: topic ids, or a predicate over the topic
-    #: frame (with the topic metadata's columns, e.g. ``category``, where the task has
-    #: them) giving a boolean mask; None: every topic (see :func:`derive_task`)
-    topic_filter: Any = None
+    formats: Formats
+    scoring: Scoring
+    engines: Engines
+    files: Files
+    views: Views
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("pipelines", "dataset_methods"):
-                object.__setattr__(self, f.name, {k: as_stage(v) for k, v in value.items()})
-            elif isinstance(value, str) and f.name not in ("name", "description",
-                                                          "primary_measure", "dataset",
-                                                          "order", "default_year",
-                                                          "year_name"):
-                object.__setattr__(self, f.name, Ref(value))
-        object.__setattr__(self, "measures", _measures(self.measures))
+    def __init__(self, *, name: str, description: str, formats: Formats | None = None,
+                 scoring: Scoring | None = None, engines: Engines | None = None,
+                 files: Files | None = None, views: Views | None = None,
+                 **fields_of_parts: Any) -> None:
+        given = {"files": files, "formats": formats, "scoring": scoring,
+                 "engines": engines, "views": views}
+        unknown = sorted(set(fields_of_parts) - set(PART_OF))
+        if unknown:
+            why = " (a task's years are the labels of its splits)" if "years" in unknown else ""
+            raise TypeError(f"Task() got an unexpected keyword argument {unknown[0]!r}{why}")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "description", description)
+        for part, cls in PARTS.items():
+            own = {k: v for k, v in fields_of_parts.items() if PART_OF[k] == part}
+            value = given[part]
+            if value is None:
+                value = cls(**own)
+            elif own:
+                value = dataclasses.replace(value, **own)
+            object.__setattr__(self, part, value)
+        self._check()
+
+    def _check(self) -> None:
+        """The checks of a declaration, each message naming the task."""
+        path_component(self.name, "task name")  # its runs' folder: OUT/<name>/
+        for m in self.measures:  # one label, one number: a name ir_measures has means its measure
+            conflict = name_conflict(m)
+            if conflict:
+                raise ValueError(f"{self.name}: measure {m.name!r}: {conflict}")
         names = self.measure_names
         if self.primary_measure not in names:
             raise ValueError(f"{self.name}: the primary measure {self.primary_measure!r} is "
@@ -145,24 +88,19 @@ class Task:
         if self.per_topic is None and not self._by_ir_measures:
             raise ValueError(f"{self.name}: measures that are not ir_measures ones need "
                              "the task's per_topic")
-        if self.has_sample is None:
-            object.__setattr__(self, "has_sample",
-                               self.sample is not None or self.locate is not None)
         if self.locate is None and self.has_sample and self.sample is None:
             raise ValueError(f"{self.name}: has_sample, but no sample is declared")
-        if self.default_year is None and self.years:
-            object.__setattr__(self, "default_year", self.years[-1])
-        if self.splits is None:
-            splits = tuple(Split(y, y) for y in self.years)
-            if self.has_sample:
-                splits += (Split("sample", None, sample=True),)
-            object.__setattr__(self, "splits", splits)
         unknown = [p for p in self.default_pipelines if p not in self.pipelines]
         if unknown:
             raise ValueError(f"{self.name}: default pipelines {unknown} are not declared")
         if self.order not in ("trec_eval", "rank", "given"):  # evaluated.ORDERS
             raise ValueError(f"{self.name}: order {self.order!r} is not one of trec_eval, "
                              "rank, given")
+
+    @property
+    def years(self) -> tuple[str, ...]:
+        """The years or splits it evaluates (``--year`` / ``--split``): its splits' labels."""
+        return self.files.years
 
     @property
     def measure_names(self) -> tuple[str, ...]:
@@ -222,8 +160,6 @@ class Task:
         published variant of the judgments by name (:attr:`qrels_variants`, e.g.
         ``"all"``) or a qrels file. A derived task's topic selection is resolved here
         (:attr:`TaskData.topic_ids`)."""
-        import dataclasses
-
         where = (Path(data) if data else None, year, Path(collection) if collection else None)
         found = self.locate(*where) if self.locate is not None else locate(self, *where)
         if found.root is None and data:
@@ -243,14 +179,15 @@ class Task:
         return data.select(self.read_qrels(data.qrels)) if data.qrels is not None else None
 
     def with_qrels(self, data: TaskData, qrels: str | Path) -> TaskData:
-        """``data`` judged by another qrels: a declared variant's name, or a file."""
-        import dataclasses
-
+        """``data`` judged by another qrels: a declared variant's name, or a file
+        (``"official"``: the task's own, ``data`` as it is)."""
+        if str(qrels) == "official":
+            return data
         variant = next((v for v in self.qrels_variants if v.name == str(qrels)), None)
         if variant is None:
             path = Path(qrels)
             if not path.is_file():
-                names = ", ".join(v.name for v in self.qrels_variants) or "none"
+                names = ", ".join(["official", *(v.name for v in self.qrels_variants)])
                 raise InputError(f"--qrels {qrels}: neither a qrels variant of {self.name} "
                                  f"(its variants: {names}) nor a file")
             return dataclasses.replace(data, qrels=path)
@@ -261,6 +198,7 @@ class Task:
         if not hits:
             raise InputError(f"no {variant.what} ({variant.file_pattern(data.label)}) under "
                              "the data directory", path=data.root)
+        check_published(hits[0], variant.published, variant.what)
         return dataclasses.replace(data, qrels=hits[0],
                                    options={**data.options, **variant.options})
 
@@ -340,3 +278,9 @@ class Task:
                 raise InputError(f"{self.name}'s index has no option {', '.join(unknown)}"
                                  + (f" (its options: {', '.join(known)})" if known else ""))
         return self.build_index(data, Path(index_dir), quiet, **build_options)
+
+
+# Each field of a part read as the task's own: ``task.measures`` is ``task.scoring.measures``.
+for _name, _part in PART_OF.items():
+    setattr(Task, _name, property(attrgetter(f"{_part}.{_name}"),
+                                  doc=f"``{_part}.{_name}`` (:class:`{PARTS[_part].__name__}`)"))

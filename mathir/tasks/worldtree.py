@@ -15,18 +15,18 @@ from pathlib import Path
 from mathir.errors import InputError
 from mathir.samples import worldtree_sample
 from mathir.storage import atomic_file
-from mathir.tasks import (
+from mathir.tasks.declarations import (
     Need,
     Option,
     Published,
     Split,
-    Task,
     TaskData,
     no_options,
-    register,
+    published_files,
 )
+from mathir.tasks.parts import Engines, Files, Formats, Scoring, Views
+from mathir.tasks.task import Task
 
-WORLDTREE_SPLITS = ("Train", "Dev", "Test")
 WORLDTREE_MEASURES = {
     "MAP": "mean average precision; a gold fact missing from a ranking makes its AP 0",
     "MAP:CENTRAL": "MAP of the CENTRAL gold facts (other gold facts removed from the ranking)",
@@ -130,9 +130,26 @@ def _report(runs: Mapping, qrels, out: Path, tablestore: str | Path | None = Non
     return {"MAP by explanation length (table)": tsv, "MAP by explanation length (histogram)": png}
 
 
+#: The published question splits and tablestore (the 2019 shared task's, as the
+#: organisers' baseline repository held them), known by size and SHA-256: one found
+#: under these names that differs is said in a warning (docs/robustness.md). The
+#: tablestore is a folder: its 65 files, their total size and the digest
+#: :func:`mathir.storage.file_fingerprint` gives (each file's name, size and SHA-256).
+WORLDTREE_PUBLISHED = published_files(
+    ("ARC-Elementary-QC+EXPL-Dev.tsv", 127_392,
+     "f99695b9d7a1e61a5e0b99322096b1437096f48e48f9ae73ddfe25049862fd7c"),
+    ("ARC-Elementary-QC+EXPL-Test.tsv", 452_333,
+     "72a74ff27740233bf075ebc1079523727ab55c608a1d37385ed91726f92b5f10"),
+    ("ARC-Elementary-QC+EXPL-Train.tsv", 622_626,
+     "2d78635de8a0b4dee634cc176a0da2ab817c604acb94e1f28fec140b63d74fdb"),
+    ("tables", 432_687,
+     "8c26397a7b56abf2e8e1cc7c921a212404a418fc380a24dc0edbd7cdc828e01f", None, 65),
+)
+
 #: The tablestore: a ``tables/`` folder of TSVs.
 TABLESTORE = Need("tables", "the tablestore: a tables/ folder of TSVs", "collection",
-                  option="tablestore", contains="*.tsv")
+                  option="tablestore", contains="*.tsv",
+                  published=WORLDTREE_PUBLISHED)
 
 
 def _split(name: str) -> Split:
@@ -142,7 +159,7 @@ def _split(name: str) -> Split:
     return Split(name, title, (
         TABLESTORE,
         Need(f"ARC-Elementary*EXPL-{title}*.tsv", f"{title} question file", ("topics", "qrels"),
-             optional=True, exclude="Masked"),
+             optional=True, exclude="Masked", published=WORLDTREE_PUBLISHED),
         Need(f"ARC-Elementary*EXPL-{title}-Masked*.tsv", f"masked {title} question file",
              "topics", optional=True)))
 
@@ -177,43 +194,37 @@ def _lemmas(data: TaskData) -> dict[str, str] | None:
     return None if path is None else read_lemmas(path)
 
 
-WORLDTREE = register(Task(
+WORLDTREE = Task(
     name="worldtree",
     description="WorldTree explanation regeneration (TextGraphs 2019): rank the tablestore facts",
-    measures=WORLDTREE_MEASURES,
-    primary_measure="MAP",
-    pipelines={"tfidf": f"{_LEXICAL}:tfidf", "bm25": f"{_LEXICAL}:bm25",
-               "multihop": f"{_LEXICAL}:multihop", "fusion": f"{_LEXICAL}:fusion",
-               "rrf": f"{_LEXICAL}:rrf", "neighbours": f"{_LEXICAL}:neighbours",
-               "python-baseline": f"{_LEXICAL}:python_baseline",
-               "ltr": f"{_LTR}:ltr", "ltr-minilm": f"{_LTR}:ltr_minilm",
-               "ltr-dense": f"{_LTR}:ltr_dense",
-               "ltr-crossencoder": f"{_LTR}:ltr_crossencoder",
-               "ltr-dense-crossencoder": f"{_LTR}:ltr_dense_crossencoder"},
-    default_pipelines=("tfidf", "bm25", "multihop", "fusion", "neighbours", "ltr"),
-    sample=_sample,
-    complete=_with_lemmas,
-    read_topics=read_scored_questions,
-    read_qrels="mathir.qrels.worldtree:read_qrels",
-    read_run="mathir.runs.worldtree:read_run",
-    write_run="mathir.runs.worldtree:write_run",
-    build_index=_build_index,
-    years=WORLDTREE_SPLITS,
-    run_formats=("arqmath", "predict", "trec"),  # arqmath: this task's own, predict
-    report=_report,
-    per_topic=_per_topic,
-    order="rank",
-    explorer="mathir.evaluation.explorer_worldtree:worldtree",
-    open_index="mathir.indexing.fact_index:FactIndex",
-    published=Published("the WorldTree tablestore and questions (TextGraphs-2019 shared task "
-                        "data)", "http://cognitiveai.org/explanationbank/"),
-    default_year="Dev",
-    year_name="WorldTree split",
-    corpus=_facts,
-    dataset_methods={"get_tablestore": _tablestore, "get_lemmas": _lemmas},
-    splits=(*(_split(n) for n in ("train", "dev", "test")),
-            Split("sample", "Dev", sample=True),
-            *(Split(f"sample/{n}", n.capitalize(), sample=True)
-              for n in ("train", "dev", "test"))),
-    options=WORLDTREE_OPTIONS,
-))
+    files=Files(splits=(*(_split(n) for n in ("train", "dev", "test")),
+                        Split("sample", "Dev", sample=True),
+                        *(Split(f"sample/{n}", n.capitalize(), sample=True)
+                          for n in ("train", "dev", "test"))),
+                default_year="Dev", year_name="WorldTree split", sample=_sample,
+                complete=_with_lemmas, corpus=_facts,
+                dataset_methods={"get_tablestore": _tablestore, "get_lemmas": _lemmas},
+                published=Published("the WorldTree tablestore and questions (TextGraphs-2019 "
+                                    "shared task data)", "http://cognitiveai.org/explanationbank/")),
+    formats=Formats(read_topics=read_scored_questions, read_qrels="mathir.qrels.worldtree:read_qrels",
+                    read_run="mathir.runs.worldtree:read_run",
+                    write_run="mathir.runs.worldtree:write_run",
+                    run_formats=("arqmath", "predict", "trec")),  # arqmath: its own, predict
+    scoring=Scoring(measures=WORLDTREE_MEASURES, primary_measure="MAP", per_topic=_per_topic,
+                    order="rank", options=WORLDTREE_OPTIONS),
+    engines=Engines(build_index=_build_index, open_index="mathir.indexing.fact_index:FactIndex",
+                    pipelines={"tfidf": f"{_LEXICAL}:tfidf", "bm25": f"{_LEXICAL}:bm25",
+                               "multihop": f"{_LEXICAL}:multihop", "fusion": f"{_LEXICAL}:fusion",
+                               "rrf": f"{_LEXICAL}:rrf", "neighbours": f"{_LEXICAL}:neighbours",
+                               "python-baseline": f"{_LEXICAL}:python_baseline",
+                               "ltr": f"{_LTR}:ltr", "ltr-minilm": f"{_LTR}:ltr_minilm",
+                               "ltr-dense": f"{_LTR}:ltr_dense",
+                               "ltr-crossencoder": f"{_LTR}:ltr_crossencoder",
+                               "ltr-dense-crossencoder": f"{_LTR}:ltr_dense_crossencoder"},
+                    default_pipelines=("tfidf", "bm25", "multihop", "fusion", "neighbours",
+                                       "ltr")),
+    views=Views(explorer="mathir.report.explorer_worldtree:worldtree", report=_report),
+)
+
+#: The tasks this module declares (registered by :mod:`mathir.tasks.registry`).
+DECLARED = (WORLDTREE,)

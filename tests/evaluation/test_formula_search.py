@@ -14,7 +14,7 @@ from mathir.evaluation.formula_search import (
     visual_id_map,
     visual_id_qrels,
 )
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.runs.arqmath_task2 import read_task2_run
 from tests.conftest import real_path
 

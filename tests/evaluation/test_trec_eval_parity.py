@@ -41,7 +41,7 @@ import pytest
 from mathir.errors import InputError
 from mathir.evaluation.prime import per_query
 from mathir.experiment import evaluate_runs
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.runs.trec import read_run
 from tests.conftest import REAL_DATA, real_path
 

@@ -12,7 +12,7 @@ import pytest
 
 from mathir.evaluation.prime import ARQMATH_MEASURES
 from mathir.pipelines.lexical import MathWordsQuery, PisaBM25
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.topics.arqmath import read_task1_topics, read_task2_topics
 
 GRID = {"k1": [0.5, 2.0], "b": [0.3, 0.75]}

@@ -10,7 +10,7 @@ from mathir.evaluation.formula_search import evaluate_task2
 from mathir.evaluation.prime import ARQMATH_MEASURES
 from mathir.pipelines.dedup import VisualDedup, VisualIdDocno
 from mathir.pipelines.formula import formula_tuples, formula_words
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.topics.arqmath import read_task2_topics
 
 NAMES = list(ARQMATH_MEASURES)

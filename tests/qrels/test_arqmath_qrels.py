@@ -1,7 +1,8 @@
 import pytest
 
 from mathir.errors import InputError
-from mathir.qrels.arqmath import judged_only, read_qrels, read_task3_qrels
+from mathir.qrels.arqmath import judged_only, read_task3_qrels
+from mathir.qrels.trec import read_qrels
 from tests.conftest import real_path
 
 

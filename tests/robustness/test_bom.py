@@ -23,7 +23,8 @@ from mathir.answer_checking.checking import read_answer_records
 from mathir.cli import main
 from mathir.indexing.fact_index import iter_table_facts, read_lemmas, read_tablestore
 from mathir.indexing.slt import read_slt_tsv
-from mathir.qrels.arqmath import read_qrels, read_task3_qrels
+from mathir.qrels.arqmath import read_task3_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.qrels.word_problems import read_gold
 from mathir.qrels.worldtree import read_qrels as read_worldtree_qrels
 from mathir.readers.formula_tsv import read_formula_index

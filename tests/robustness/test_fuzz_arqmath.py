@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mathir.errors import InputError
-from mathir.qrels.arqmath import read_qrels
+from mathir.qrels.trec import read_qrels
 from mathir.readers.formula_tsv import iter_formula_index
 from mathir.readers.html_text import extract_formulas, html_to_text
 from mathir.readers.latex_words import latex_to_words, math_to_words

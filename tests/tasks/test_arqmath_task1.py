@@ -73,6 +73,7 @@ def test_the_collection_is_chosen_explicitly_and_a_choice_among_several_is_said(
         assert task.data(root, "2022").collection.name == "threads_all"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one candidate, or an explicit one: nothing to say
+        warnings.filterwarnings("ignore", ".*: not the published")  # the fake topics, qrels
         chosen = root / "collection" / "thread_html_a"
         assert task.data(root, "2022", chosen).collection == chosen
     # the official posts come before any folder of thread files
@@ -87,6 +88,7 @@ def test_a_single_thread_folder_is_taken_without_a_warning(tmp_path):
     root = _data_folder(tmp_path, "thread_html_only")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", ".*: not the published")  # the fake topics, qrels
         assert get_task("arqmath-task1").data(root, "2022").collection.name == "thread_html_only"
     empty = _data_folder(tmp_path / "empty")
     with pytest.raises(InputError, match=r"no collection \(Posts.V1.3.xml, threads_all, "

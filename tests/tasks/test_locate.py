@@ -17,8 +17,8 @@ from mathir.tasks.locate import find_need, locate
 def _task(*needs: Need, **fields) -> Task:
     return Task(name="t", description="t", measures=(Measure("P@5", "p", "P@5"),), primary_measure="P@5",
                 pipelines={}, default_pipelines=(), read_topics=str, read_qrels=str,
-                read_run=str, write_run=str, build_index=str, years=("1",),
-                splits=(Split("1", "1", needs),), **fields)
+                read_run=str, write_run=str, build_index=str,
+                splits=(Split("1", needs=needs),), **fields)
 
 
 def _touch(root: Path, *names: str) -> None:
@@ -143,6 +143,9 @@ def _file_names(source: str) -> list[str]:
                   and n.body and isinstance(n.body[0], ast.Expr)
                   and isinstance(n.body[0].value, ast.Constant)}
     inner = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    # a published file's digest row names one version of it: data, not a pattern
+    inner |= {id(c) for n in ast.walk(tree) if isinstance(n, ast.Call)
+              and getattr(n.func, "id", None) == "published_files" for c in ast.walk(n)}
     names = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \

@@ -3,21 +3,24 @@ problems (answers judged correct or wrong)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from mathir.evaluation.evaluated import EvaluatedRuns
-from mathir.evaluation.explorer import Badge, Hit, Judged, TopicView
-from mathir.evaluation.explorer_views import (
+from mathir.report.explorer import Badge, Hit, Judged, TopicView
+from mathir.report.explorer_views import (
     ARQMATH_BADGE,
     MAX_JUDGED,
+    Lookups,
     TaskData,
     escape,
     listed_hits,
     set_ranks,
     used_labels,
 )
-from mathir.evaluation.mathml import MathRenderer
-from mathir.evaluation.report import name_html
+from mathir.report.mathml import MathRenderer
+from mathir.report.report import name_html
 
 # --- WorldTree ----------------------------------------------------------------------------
 
@@ -35,15 +38,14 @@ def _role_badge(role: str | None) -> Badge:
 
 
 def worldtree(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
-              renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+              renderer: MathRenderer, depth: int = 20, lookups: Lookups | None = None
+              ) -> tuple[list[TopicView], str]:
     """Topic views of WorldTree runs: question and answer, facts with their gold role, in
-    the order the evaluation ranks them."""
-    texts: dict[str, str] = {}
+    the order the evaluation ranks them; the facts' texts from ``lookups.facts``."""
+    texts: Mapping[str, str] = {}
     tablestore = (data.extras.get("tablestore") or data.collection) if data is not None else None
-    if tablestore is not None:
-        from mathir.indexing.fact_index import read_tablestore, tables_dir
-
-        texts = read_tablestore(tables_dir(tablestore), warn=False).texts()
+    if tablestore is not None and lookups is not None and lookups.facts is not None:
+        texts = lookups.facts(tablestore)
     qrels = ev.qrels
     roles: dict[tuple[str, str], str] = {}
     if qrels is not None and "role" in qrels.columns:
@@ -71,7 +73,8 @@ def worldtree(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
         view.judged = [Judged(d, labels.get(d, "1"), _role_badge(r)) for d, r in gold[:MAX_JUDGED]]
         shown.update(j.docno for j in view.judged)
         set_ranks(view, ev, qid, shown)
-        view.snippets = {d: escape(texts.get(d, "(not in the tablestore)")) for d in shown}
+        view.snippets = {d: escape(texts.get(d, "(not in the tablestore)"))
+                         for d in sorted(shown)}
         views.append(view)
     return views, WORLDTREE_LEGEND
 

@@ -51,6 +51,18 @@ def name_html(text: object) -> str:
     return f'<bdi dir="ltr">{html.escape(visible_controls(text), quote=False)}</bdi>'
 
 
+def shown_path(path: str | Path, folder: str | Path) -> str:
+    """How a page written in ``folder`` names ``path``: relative to the folder when it is
+    under it, else by its file name (a page that travels does not show the machine's
+    folders).
+
+    >>> shown_path("/home/me/runs/t1/bm25.tsv", "/home/me/runs"), shown_path("/tmp/x.tsv", "/home")
+    ('t1/bm25.tsv', 'x.tsv')
+    """
+    p, f = Path(path).absolute(), Path(folder).absolute()
+    return p.relative_to(f).as_posix() if p.is_relative_to(f) else p.name
+
+
 def valid_text(page: str) -> str:
     """``page`` with lone surrogates as U+FFFD (so that it can be written as UTF-8)."""
     return _SURROGATE.sub("\ufffd", page)
@@ -199,7 +211,7 @@ def html_report(title: str, table: pd.DataFrame, baseline: str,
     :func:`mathir.evaluation.significance.significance_table` (marks a significant
     difference to the baseline with †); ``figures``: (caption, PNG bytes); ``explorer``:
     an HTML fragment placed after the figures (the run explorer of
-    :func:`mathir.evaluation.explorer.explorer_html`).
+    :func:`mathir.report.explorer.explorer_html`).
 
     >>> t = pd.DataFrame({"MAP": [0.5, 0.6]}, index=["bm25", "new"])
     >>> "<table" in html_report("demo", t, "bm25")
@@ -207,7 +219,7 @@ def html_report(title: str, table: pd.DataFrame, baseline: str,
     """
     esc = html.escape
     best = table.max(axis=0)
-    head = "".join(f"<th>{esc(str(c))}</th>" for c in table.columns)
+    head = "".join(f"<th>{name_html(c)}</th>" for c in table.columns)
     rows = []
     for name, row in table.iterrows():
         cells = []

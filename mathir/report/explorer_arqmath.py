@@ -1,5 +1,5 @@
 """The run explorer's pages of ARQMath Tasks 1, 2 and 3: answers, formulas by visual id,
-open answers (see :mod:`mathir.evaluation.explorer_views`)."""
+open answers (see :mod:`mathir.report.explorer_views`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from mathir.evaluation.evaluated import EvaluatedRuns
-from mathir.evaluation.explorer import Hit, Judged, TopicView
-from mathir.evaluation.explorer_views import (
+from mathir.report.explorer import Hit, Judged, TopicView
+from mathir.report.explorer_views import (
     ARQMATH_BADGE,
     ARQMATH_LEGEND,
     SNIPPET_CHARS,
+    Lookups,
     TaskData,
     escape,
     formula_matcher,
@@ -24,22 +25,10 @@ from mathir.evaluation.explorer_views import (
     set_ranks,
     used_labels,
 )
-from mathir.evaluation.mathml import MATH, MathRenderer
-from mathir.evaluation.report import name_html
+from mathir.report.mathml import MATH, MathRenderer
+from mathir.report.report import name_html
 
 # --- ARQMath Task 1 -------------------------------------------------------------------------
-
-
-def _answer_texts(collection: Path | None, docnos: set[str]) -> dict[str, str]:
-    if collection is None or not docnos:
-        return {}
-    from mathir.indexing.answer_collection import answer_texts
-
-    return answer_texts(collection, docnos)
-
-
-def _collection(data: TaskData | None) -> Path | None:
-    return data.collection if data is not None else None
 
 
 def _question(topic: dict, renderer: MathRenderer) -> tuple[str, str, str]:
@@ -51,9 +40,11 @@ def _question(topic: dict, renderer: MathRenderer) -> tuple[str, str, str]:
 
 
 def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
-                    renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+                    renderer: MathRenderer, depth: int = 20, lookups: Lookups | None = None
+                    ) -> tuple[list[TopicView], str]:
     """Topic views of ARQMath answer runs (Task 1): question, answers in the order they
-    were scored, H/M/L/N badges of the judgments the score used."""
+    were scored, H/M/L/N badges of the judgments the score used; the answers' texts from
+    ``lookups.texts`` (the answer index's text store)."""
     wanted: set[str] = set()
     qids = topics["qid"].astype(str).tolist()
     for qid in qids:
@@ -62,7 +53,8 @@ def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | No
             if g is not None:
                 wanted.update(g.loc[g["rank"] <= depth, "docno"].astype(str))
         wanted.update(d for d, _ in relevant_judged(ev, qid))
-    texts = _answer_texts(_collection(data), wanted)
+    find = lookups.texts if lookups is not None else None
+    texts = dict(find(wanted)) if find is not None and wanted else {}
     views = []
     for t in topics.to_dict("records"):
         qid = str(t["qid"])
@@ -80,7 +72,7 @@ def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | No
         view.judged = [Judged(d, lab, ARQMATH_BADGE(lab)) for d, lab in relevant]
         shown.update(d for d, _ in relevant)
         set_ranks(view, ev, qid, shown)
-        for d in shown:
+        for d in sorted(shown):  # the page's bytes the same in every process
             text = texts.get(d)
             view.snippets[d] = (renderer.text(text, SNIPPET_CHARS, mark=mark) if text is not None
                                 else '<span class="meta">(not in the collection)</span>')
@@ -95,28 +87,12 @@ def arqmath_answers(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | No
 # --- ARQMath Task 2 -------------------------------------------------------------------------
 
 
-def _formula_records(formula_index: Path | None, formula_ids: set[str], visual_ids: set[str]
-                     ) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
-    """One pass: formula id -> (visual id, LaTeX, post id) for ``formula_ids``; visual id
-    -> LaTeX of its first instance for ``visual_ids``."""
-    by_formula: dict[str, tuple[str, str, str]] = {}
-    by_visual: dict[str, str] = {}
-    if formula_index is None:
-        return by_formula, by_visual
-    from mathir.readers.formula_tsv import iter_formula_index
-
-    for rec in iter_formula_index(formula_index):
-        if rec.formula_id in formula_ids:
-            by_formula[rec.formula_id] = (rec.visual_id, rec.formula, rec.post_id)
-        if rec.visual_id in visual_ids and rec.visual_id not in by_visual:
-            by_visual[rec.visual_id] = rec.formula
-    return by_formula, by_visual
-
-
 def arqmath_formulas(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
-                     renderer: MathRenderer, depth: int = 20) -> tuple[list[TopicView], str]:
+                     renderer: MathRenderer, depth: int = 20, lookups: Lookups | None = None
+                     ) -> tuple[list[TopicView], str]:
     """Topic views of Task 2 formula runs: visual ids as the evaluation scored them (the
-    counted instance of each, in trec_eval's order), the other instances listed with it."""
+    counted instance of each, in trec_eval's order), the other instances listed with it;
+    the formulas from ``lookups.formulas`` (the formula index TSV)."""
     formula_index = (data.extras.get("formula_index") if data is not None else None) \
         or ev.options.get("formula_index")
     fids: set[str] = set()
@@ -124,8 +100,9 @@ def arqmath_formulas(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | N
         fids.update(run["docno"].astype(str))
     judged_vids = {d for labels in used_labels(ev).values() for d, lab in labels.items()
                    if grade(lab) > 0}
-    records, first_latex = _formula_records(Path(formula_index) if formula_index else None,
-                                            fids, judged_vids)
+    find = lookups.formulas if lookups is not None else None
+    records, first_latex = find(Path(formula_index), fids, judged_vids) \
+        if find is not None and formula_index else ({}, {})
     # the instances of each visual id that a run retrieved, in the order it was read
     # (the order the evaluation keeps the first of)
     others: dict[str, dict[tuple[str, str], list[tuple[str, float]]]] = {}

@@ -1,10 +1,10 @@
-"""What the run explorer shows for each task (:mod:`mathir.evaluation.explorer`).
+"""What the run explorer shows for each task (:mod:`mathir.report.explorer`).
 
 :func:`build_explorer` turns an evaluation (:mod:`mathir.evaluation.evaluated`: the runs in
 the order they were scored, the judgments the score used) and the task's topics into an
-:class:`~mathir.evaluation.explorer.Explorer`, through the page the task declares
-(``Task.explorer``; :mod:`~mathir.evaluation.explorer_arqmath`,
-:mod:`~mathir.evaluation.explorer_worldtree`; this module holds what they share and the
+:class:`~mathir.report.explorer.Explorer`, through the page the task declares
+(``Task.explorer``; :mod:`~mathir.report.explorer_arqmath`,
+:mod:`~mathir.report.explorer_worldtree`; this module holds what they share and the
 generic page):
 
 * ARQMath Task 1 (and any task with ARQMath answers): the question title and body with
@@ -28,13 +28,14 @@ import html
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
 from mathir.evaluation.evaluated import EvaluatedRuns
-from mathir.evaluation.explorer import (
+from mathir.report.explorer import (
     Badge,
     Explorer,
     Hit,
@@ -42,10 +43,31 @@ from mathir.evaluation.explorer import (
     TopicView,
     label_badges,
 )
-from mathir.evaluation.mathml import MAX_FORMULA_CHARS, MathRenderer
+from mathir.report.mathml import MAX_FORMULA_CHARS, MathRenderer
 
 #: a task's files (:class:`mathir.tasks.TaskData`; not imported: the tasks import this layer)
 TaskData = Any
+
+
+@dataclass(frozen=True)
+class Lookups:
+    """What a page shows of the documents, looked up by whoever builds the explorer
+    (:func:`mathir.experiment.reports.explorer_lookups`: the index's text store): the
+    report reads the evaluated runs and these, never a collection file. A lookup that is
+    None finds nothing (the page says "not in the collection").
+
+    >>> Lookups(texts=lambda docnos: {d: "an answer" for d in docnos}).texts({"1"})
+    {'1': 'an answer'}
+    """
+
+    #: docnos -> {docno: answer text} of those the collection holds (ARQMath answers)
+    texts: Callable[[set[str]], Mapping[str, str]] | None = None
+    #: (formula index TSV, formula ids, visual ids) -> ({formula id: (visual id, LaTeX,
+    #: post id)}, {visual id: LaTeX of its first instance}) (ARQMath Task 2)
+    formulas: Callable[[Any, set[str], set[str]],
+                       tuple[dict[str, tuple[str, str, str]], dict[str, str]]] | None = None
+    #: tablestore -> {fact id: fact text} (WorldTree)
+    facts: Callable[[Any], Mapping[str, str]] | None = None
 
 #: characters of an answer's text shown in a snippet (formulas count a third)
 SNIPPET_CHARS = 420
@@ -285,14 +307,29 @@ def generic(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None,
 # --- one entry point --------------------------------------------------------------------------
 
 
+def _takes_lookups(page: Callable) -> bool:
+    """Whether a page (a function, or a task's reference to one) takes ``lookups=``."""
+    import inspect
+
+    target = page.resolve() if callable(getattr(page, "resolve", None)) else page
+    try:
+        return "lookups" in inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | None = None, *,
                    baseline: str | None = None, primary: str | None = None,
-                   depth: int = 20, all_topics: bool = False) -> tuple[Explorer, MathRenderer]:
+                   depth: int = 20, all_topics: bool = False,
+                   lookups: Lookups | None = None) -> tuple[Explorer, MathRenderer]:
     """The explorer of an evaluation (:func:`mathir.evaluation.evaluated.evaluate`) on the
     task's topics: each run listed in the order it was scored, with the judgments the
     score used, through the page the task declares (``Task.explorer``).
 
     Only topics with scores are shown when there are scores, unless ``all_topics``.
+    ``lookups``: the documents' texts and formulas the page shows (:class:`Lookups`;
+    :func:`mathir.experiment.reports.explorer_lookups` reads them from the index); a
+    page that takes ``lookups`` gets them, and without them shows ids and judgments only.
     Returns the explorer and the renderer, whose ``stats`` say how many formulas
     latex2mathml could not convert.
 
@@ -326,7 +363,8 @@ def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | Non
     if ev.judged_note:
         notes.append(f"Judged set: {ev.judged_note}.")
     page = getattr(ev.declaration, "explorer", None) or generic
-    views, legend = page(ev, topics, data, renderer, depth)
+    extra = {"lookups": lookups or Lookups()} if _takes_lookups(page) else {}
+    views, legend = page(ev, topics, data, renderer, depth, **extra)
     for v in views:
         v.scores = scores.get(v.qid, {})
     primary = primary or (measures[0] if measures else "")
@@ -346,6 +384,6 @@ def build_explorer(ev: EvaluatedRuns, topics: pd.DataFrame, data: TaskData | Non
     return ex, renderer
 
 
-__all__ = ["ARQMATH_BADGE", "ARQMATH_LEGEND", "MAX_JUDGED", "SNIPPET_CHARS", "build_explorer",
+__all__ = ["ARQMATH_BADGE", "ARQMATH_LEGEND", "MAX_JUDGED", "Lookups", "SNIPPET_CHARS", "build_explorer",
            "escape", "formula_matcher", "generic", "grade", "judged_badge", "listed_hits",
            "relevant_judged", "run_by_topic", "set_ranks", "used_labels"]

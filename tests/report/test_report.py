@@ -6,8 +6,8 @@ import subprocess
 import numpy as np
 import pandas as pd
 
-from mathir.evaluation.report import breakdown_chart, html_report, per_topic_chart, write_report
 from mathir.evaluation.significance import significance_table
+from mathir.report.report import breakdown_chart, html_report, per_topic_chart, write_report
 
 PER_TOPIC = {
     "bm25": pd.DataFrame({"qid": ["A.1", "A.2", "A.3", "A.4"], "nDCG'": [0.2, 0.5, 0.4, 0.9]}),
@@ -107,7 +107,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
 
 
 def test_breakdown_figures_chart_each_grouping_the_caller_gives():
-    from mathir.evaluation.report import breakdown_figures
+    from mathir.report.report import breakdown_figures
 
     groups = pd.DataFrame({"qid": ["A.1", "A.2", "A.3", "A.4"],
                            "category": ["Proof", "Proof", "Concept", "Computation"],
@@ -128,7 +128,7 @@ def test_the_report_reads_no_task_files():
     import ast
     import inspect
 
-    from mathir.evaluation import report
+    from mathir.report import report
 
     tree = ast.parse(inspect.getsource(report))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
@@ -162,7 +162,7 @@ def test_charts_draw_dollars_and_lone_surrogates_as_text():
 
 
 def test_chart_texts_are_the_strings_given(monkeypatch):
-    from mathir.evaluation import report
+    from mathir.report import report
 
     figures = []
     monkeypatch.setattr(report, "_png", lambda fig: figures.append(fig) or b"")
@@ -187,3 +187,36 @@ def test_report_page_isolates_names_from_bidi_and_survives_surrogates(tmp_path):
     assert bdi.get("dir") == "ltr" and bdi.text_content() == "bm25<U+202E>gnp.exe"
     assert "\u202e" not in page and "\ud800" not in page and "bad\ufffdid" in page
     assert doc.findtext(".//title") == "title bm25<U+202E>gnp.exe"
+
+
+HOSTILE_MEASURES = ["nDCG(judged_only=True)@10", "\\input{/etc/passwd}", "a|b", "<script>x</script>",
+           "P'@10"]
+
+
+def _hostile_table():
+    return pd.DataFrame([[0.5, 0.25, 0.125, 0.75, 0.3]], columns=HOSTILE_MEASURES, index=["bm|25_<b>"])
+
+
+def test_every_format_escapes_the_measure_columns_as_well_as_the_runs():
+    from mathir.report.tables import format_table
+
+    latex = format_table(_hostile_table(), "latex")
+    header = latex.splitlines()[2]
+    assert header == (r"Run & nDCG(judged\_only=True)@10 & \textbackslash{}input\{/etc/passwd\} & "
+                      r"a\textbar{}b & \textless{}script\textgreater{}x\textless{}/script"
+                      r"\textgreater{} & P$'$@10 \\")  # the prime still as a prime
+    assert r"bm\textbar{}25\_\textless{}b\textgreater{}" in latex
+    markdown = format_table(_hostile_table(), "markdown").splitlines()
+    # every line has as many unescaped column breaks as the table has columns, plus one
+    breaks = {len(re.findall(r"(?<!\\)\|", line)) for line in markdown}
+    assert breaks == {len(HOSTILE_MEASURES) + 2}
+    assert "a\\|b" in markdown[0] and "bm\\|25" in markdown[2]
+    page = html_report("t", _hostile_table(), "bm|25_<b>")
+    assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+
+
+def test_the_report_names_runs_relative_to_its_folder(tmp_path):
+    from mathir.report.report import shown_path
+
+    assert shown_path(tmp_path / "t1" / "bm25.tsv", tmp_path) == "t1/bm25.tsv"
+    assert shown_path("/elsewhere/runs/bm25.tsv", tmp_path) == "bm25.tsv"

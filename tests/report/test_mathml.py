@@ -1,4 +1,4 @@
-"""MathML rendering (mathir.evaluation.mathml): formulas cannot inject markup, lengths,
+"""MathML rendering (mathir.report.mathml): formulas cannot inject markup, lengths,
 sizes and nesting are bounded, huge formulas are shown shortened as source."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import lxml.html
 import pytest
 
-from mathir.evaluation.mathml import MathRenderer, latex_to_mathml
+from mathir.report.mathml import MathRenderer, latex_to_mathml
 
 HUGE = "x+" * 100_000 + "1"  # a 200 KB formula
 
@@ -58,7 +58,7 @@ def _em(value: str) -> float:
                                    r"\mspace{100000mu}", r"\hspace{99in}", r"\hskip 1e9em",
                                    r"\rule[100em]{1em}{2em}", r"a\mkern-999mu b"])
 def test_formula_lengths_are_bounded(latex):
-    from mathir.evaluation.mathml import MAX_LENGTH_EM, MAX_NEGATIVE_EM
+    from mathir.report.mathml import MAX_LENGTH_EM, MAX_NEGATIVE_EM
 
     markup = latex_to_mathml(latex)
     assert markup is not None
@@ -70,7 +70,7 @@ def test_formula_lengths_are_bounded(latex):
 
 
 def test_nested_sizes_do_not_compound_past_the_bound():
-    from mathir.evaluation.mathml import MAX_MATH_SCALE
+    from mathir.report.mathml import MAX_MATH_SCALE
 
     markup = latex_to_mathml(r"\Huge{\Huge{\Huge{\Huge{x}}}} \huge y")
     scales, largest = [1.0], 1.0  # the font scale of each open element
@@ -88,7 +88,7 @@ def test_nested_sizes_do_not_compound_past_the_bound():
 
 
 def test_huge_formulas_are_shown_shortened_as_source():
-    from mathir.evaluation.mathml import MAX_FORMULA_CHARS
+    from mathir.report.mathml import MAX_FORMULA_CHARS
 
     r = MathRenderer()
     markup = r.formula(HUGE)
@@ -153,7 +153,7 @@ def test_nesting_is_bounded_below_the_size_bound():
 def test_the_serialiser_is_iterative(monkeypatch):
     """Without the bounds, 110 nested matrices (about 330 MathML elements deep) are
     written out, deep in a stack, without a RecursionError."""
-    from mathir.evaluation import mathml
+    from mathir.report import mathml
 
     monkeypatch.setattr(mathml, "MAX_FORMULA_CHARS", 10**6)
     monkeypatch.setattr(mathml, "MAX_MATHML_DEPTH", 10**6)

@@ -10,8 +10,8 @@ per kind what it could not convert (:class:`MathStats`).
 MathML lengths and sizes are bounded (:data:`MAX_LENGTH_EM`, :data:`MAX_NEGATIVE_EM`,
 :data:`MAX_MATH_SCALE`); a formula over :data:`MAX_FORMULA_CHARS` characters or nested
 deeper than :data:`MAX_MATHML_DEPTH` elements is shown as (shortened) source, not
-converted. The run explorer (:mod:`mathir.evaluation.explorer`) and its per-task views
-(:mod:`mathir.evaluation.explorer_views`) render their formulas with it.
+converted. The run explorer (:mod:`mathir.report.explorer`) and its per-task views
+(:mod:`mathir.report.explorer_views`) render their formulas with it.
 """
 
 from __future__ import annotations

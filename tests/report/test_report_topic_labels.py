@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from mathir.evaluation import report
+from mathir.report import report
 
 
 def _figure_of(monkeypatch, per_topic, measure, baseline):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from mathir.cli import main
-from mathir.evaluation.explorer import Explorer
-from mathir.evaluation.explorer_views import formula_matcher
-from mathir.evaluation.mathml import MathRenderer
 from mathir.experiment import run_experiment, write_experiment_report
+from mathir.report.explorer import Explorer
+from mathir.report.explorer_views import formula_matcher
+from mathir.report.mathml import MathRenderer
 from mathir.tasks import get_task
 from tests.browser import run_chromium
 from tests.conftest import error_lines, memoized_bertscore
@@ -186,7 +186,9 @@ def test_view_writes_the_same_report_for_any_run_files(reports, tmp_path, capsys
     out = tmp_path / "view.html"
     assert main(["view", "--task", "arqmath-task1", "--out", str(out), "--baseline",
                  "their-bm25", *map(str, copies)]) == 0
-    assert capsys.readouterr().out.strip() == str(out)
+    said = capsys.readouterr()
+    assert f"report: {out}" in said.err.splitlines()
+    assert said.out.splitlines()[0].split() == ["run", "nDCG'", "MAP'", "P'@10", "bpref"]
     doc = _doc(out)
     assert len(doc.xpath("//section[@data-qid]")) == 10
     assert "their-bm25 (baseline)" in doc.text_content()
@@ -288,7 +290,7 @@ def hostile_explorer() -> Explorer:
     """Three runs over topics whose ids hold '%' (and one that reads as another when
     decoded twice), a docno and a run name with a bidi override, and a 200 KB formula
     in a document every topic lists."""
-    from mathir.evaluation.explorer import Hit, Judged, TopicView, label_badges
+    from mathir.report.explorer import Hit, Judged, TopicView, label_badges
 
     badge = label_badges({"1": "R"})
     renderer = MathRenderer()
@@ -314,8 +316,8 @@ def hostile_explorer() -> Explorer:
 def hostile_page(tmp_path_factory):
     import pandas as pd
 
-    from mathir.evaluation.explorer import explorer_html
-    from mathir.evaluation.report import html_report, write_report
+    from mathir.report.explorer import explorer_html
+    from mathir.report.report import html_report, write_report
 
     ex = hostile_explorer()
     table = pd.DataFrame({"m": [0.1, 0.2, 0.3]}, index=ex.runs)

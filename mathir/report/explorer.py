@@ -9,7 +9,7 @@ fragment (inline CSS and JS, no network) that the experiment report appends:
 * one topic at a time, the runs side by side: rank, score, the judgment as a badge, a
   snippet with its formulas rendered, and where the same document sits in the other
   runs (DiffIR's "moved" marks); judged relevant documents a run missed under it;
-* formulas as MathML (:class:`~mathir.evaluation.mathml.MathRenderer`, latex2mathml;
+* formulas as MathML (:class:`~mathir.report.mathml.MathRenderer`, latex2mathml;
   browsers render MathML Core natively); a formula latex2mathml cannot convert is shown
   as its LaTeX source.
 
@@ -17,7 +17,7 @@ The page is safe with any ids and formulas: topic ids are percent-encoded in lin
 decoded once, a malformed escape left as it is); ids and run names are isolated from the
 text around them, their bidi controls written out (``<U+202E>``); formulas are escaped,
 their lengths and sizes bounded, and huge or deeply nested ones shown as (shortened)
-source, by :mod:`mathir.evaluation.mathml`.
+source, by :mod:`mathir.report.mathml`.
 
 The DOM contract (the tests and your scripts may rely on it): each topic is a
 ``<section class="topic" data-qid=...>``; each listed result an ``<li class="hit">``
@@ -32,7 +32,7 @@ is opened (all topics with "all topics"), so a page of 100 topics x 3 runs x top
 small and opens fast.
 
 The task-specific part (what a query looks like, what a judgment means) is in
-:mod:`mathir.evaluation.explorer_views`.
+:mod:`mathir.report.explorer_views`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from mathir.evaluation.report import name_html, valid_text, visible_controls
+from mathir.report.report import name_html, valid_text, visible_controls
 
 # --- the model ------------------------------------------------------------------------------
 

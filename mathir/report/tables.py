@@ -12,7 +12,8 @@ FORMATS = ("table", "markdown", "latex", "json")
 
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
           "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-          "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+          "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+          "|": r"\textbar{}"}
 
 
 def latex_text(text: str) -> str:
@@ -23,6 +24,17 @@ def latex_text(text: str) -> str:
     bm25\textgreater{}\textgreater{}biencoder\_2, p \textless{} 0.05
     """
     return "".join(_LATEX.get(c, c) for c in text)
+
+
+def markdown_text(text: str) -> str:
+    r"""``text`` as one Markdown table cell: ``|`` (a column break) and ``\`` escaped, a
+    line break made a space.
+
+    >>> print(markdown_text("a|b\\c"))
+    a\|b\\c
+    """
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ")
+            .replace("\n", " "))
 
 
 def _cells(table: pd.DataFrame, digits: int) -> list[list[str]]:
@@ -76,7 +88,8 @@ def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4,
     if fmt == "latex":
         best = table.max(axis=0)
         lines = [r"\begin{tabular}{l" + "r" * len(measures) + "}", r"\toprule",
-                 " & ".join(["Run"] + [m.replace("'", "$'$") for m in measures]) + r" \\",
+                 " & ".join(["Run"] + [latex_text(m).replace("'", "$'$") for m in measures])
+                 + r" \\",
                  r"\midrule"]
         for i, name in enumerate(names):
             vals = []
@@ -91,6 +104,7 @@ def format_table(table: pd.DataFrame, fmt: str = "table", digits: int = 4,
         lines.append(r"\end{tabular}")
         return "\n".join(lines)
     if fmt == "markdown":
+        names, measures = [markdown_text(n) for n in names], [markdown_text(m) for m in measures]
         w0 = max(len("run"), *(len(n) for n in names))
         ws = [max(len(m), max(len(r[j]) for r in cells)) + 2 for j, m in enumerate(measures)]
         out = ["| " + "run".ljust(w0) + " | " + " | ".join(m.rjust(w) for m, w in zip(measures, ws, strict=True)) + " |",
