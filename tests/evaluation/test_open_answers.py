@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -87,14 +89,32 @@ def test_lexical_overlap_with_the_packaged_tokenizer_by_hand(minilm):
     assert lexical_overlap(answers, refs, minilm).mean() == pytest.approx(0.75)
 
 
-def test_contextual_similarity_equals_a_direct_bert_score_call(minilm):
+@pytest.fixture
+def neutral_model_path():
+    """The packaged model under a path bert-score reads as a BERT's: bert-score picks its
+    model class by substrings of the name it is given ("t5" anywhere: a random T5), so a
+    checkout under such a folder would give the direct call, not mathir, a wrong model."""
+    import shutil
+    import tempfile
+
+    while True:
+        folder = Path(tempfile.mkdtemp(prefix="ref", dir="/tmp"))
+        if "t5" not in str(folder).lower():
+            break
+        folder.rmdir()
+    (folder / "model").symlink_to(oa.default_model_path(), target_is_directory=True)
+    yield str(folder / "model")
+    shutil.rmtree(folder)
+
+
+def test_contextual_similarity_equals_a_direct_bert_score_call(minilm, neutral_model_path):
     from bert_score import BERTScorer
 
     answers = {"A.1": "Use the chain rule on e to the x log x.", "A.2": "It diverges."}
     refs = {"A.1": ["Write x^x as exp(x ln x) and differentiate.", "Take logarithms first."],
             "A.2": ["The series diverges by the integral test."]}
     ours = oa.contextual_similarity(answers, refs, minilm)
-    direct = BERTScorer(model_type=oa.default_model_path(), num_layers=6)
+    direct = BERTScorer(model_type=neutral_model_path, num_layers=6)
     _, _, f1 = direct.score(list(answers.values()), [refs["A.1"], refs["A.2"]])
     assert ours.tolist() == pytest.approx(f1.tolist(), abs=1e-6)
     single = [direct.score([answers["A.1"]], [r])[2].item() for r in refs["A.1"]]
@@ -102,7 +122,8 @@ def test_contextual_similarity_equals_a_direct_bert_score_call(minilm):
     # mathir builds the scorer without BERTScorer.__init__ (its model by the config, not
     # the name: tests/test_model_class.py): the same attributes, the same hash
     assert sorted(vars(minilm.scorer())) == sorted(vars(direct))
-    assert minilm.scorer().hash == direct.hash
+    assert minilm.scorer().hash == direct.hash.replace(neutral_model_path,
+                                                       str(oa.default_model_path()))
 
 
 def test_references_and_same_team_ablation(judged):
