@@ -72,7 +72,15 @@ def per_topic_scores(run: pd.DataFrame, qrels: pd.DataFrame,
         # see the topics' positions; the others (a user's own function too) their ids
         gdeval = [m for m in names if ir_measures.gdeval.supports(m)]
         numbered = {t: str(i) for t, i in position.items()} if gdeval else None
-        for group, ids in ((gdeval, numbered), ([m for m in names if m not in gdeval], None)):
+        # judged_only measures apart: ir_measures' pytrec_eval provider computes NumRet and
+        # NumQ in whichever of its invocations its set of measures yields first, and that
+        # may be the judged_only one, which sees only the judged documents (NumRet 86 for
+        # 210, by the process's hash seed)
+        others = [m for m in names if m not in gdeval]
+        judged_only = [m for m in others if getattr(m, "params", {}).get("judged_only")]
+        groups = ((gdeval, numbered), (judged_only, None),
+                  ([m for m in others if m not in judged_only], None))
+        for group, ids in groups:
             if not group:
                 continue
             gq, gr, back = q, r, position

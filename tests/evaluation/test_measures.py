@@ -66,8 +66,9 @@ def _calc_aggregate(run_file: Path, measures: list[str]) -> dict[str, float]:
     ids = {t: str(i) for i, t in enumerate(sorted(set(q.query_id) | set(r.query_id)))}
     q, r = q.assign(query_id=q.query_id.map(ids)), r.assign(query_id=r.query_id.map(ids))
     parsed = [ir_measures.parse_measure(m) for m in measures]
-    got = ir_measures.calc_aggregate(parsed, q, r)
-    return {str(m): float(got[m]) for m in parsed}
+    # each measure on its own: given together, ir_measures' pytrec_eval provider may count
+    # NumRet in its judged_only invocation, by the process's hash seed (86 for 210)
+    return {str(m): float(ir_measures.calc_aggregate([m], q, r)[m]) for m in parsed}
 
 
 def test_every_measure_equals_ir_measures_calc_aggregate(run_file, capsys):
@@ -198,3 +199,31 @@ def test_a_users_own_measure_sees_the_topics_as_they_are_named(run_file):
     qrels = read_qrels(arqmath_sample().task1_qrels)
     evaluate(TASK1, {"mine": TASK1.read_run(run_file)}, qrels, measures=[mine, "ERR@10"])
     assert seen and seen <= set(qrels.qid)  # not gdeval's numbers
+
+
+def test_counts_beside_a_judged_only_measure_count_every_document(run_file):
+    """ir_measures' pytrec_eval provider puts NumRet and NumQ in whichever invocation its
+    set of measures yields first; in some processes (by the hash seed) that is the
+    judged_only one, so NumRet counted only the judged documents: 86 for 210 beside
+    ``P(judged_only=True)@5``, in mathir's table too. Several hash seeds, each in its own
+    process."""
+    import os
+    import subprocess
+    import sys
+
+    lines = len(run_file.read_text().splitlines())
+    answered = [q for q in (line.split("\t")[0] for line in run_file.read_text().splitlines())
+                if q != "A.999"]
+    code = ("import json, sys\n"
+            "from mathir.cli import main\n"
+            f"sys.exit(main(['evaluate', 'arqmath-task1', '--qrels', "
+            f"{str(arqmath_sample().task1_qrels)!r}, '--judged', 'file', '--format', "
+            f"'json', '--measures', 'NumRet,NumQ,P(judged_only=True)@5,"
+            f"nDCG(judged_only=True)@10', {str(run_file)!r}]))\n")
+    for seed in range(4):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)}, timeout=300)
+        assert done.returncode == 0, done.stderr
+        table = json.loads(done.stdout)["mine"]
+        assert table["NumRet"] == len(answered) and table["NumQ"] == 9, (seed, table)
+    assert lines > len(answered)  # the run's unjudged topic is not counted

@@ -102,6 +102,6 @@ def test_ir_measures_scores_only_the_answered_topics_whatever_the_qrels_size(mon
 
     monkeypatch.setattr(prime.ir_measures, "iter_calc", iter_calc)
     table = per_query(run, qrels)
-    assert seen == [2]
+    assert seen == [2, 2]  # the judged_only measures (nDCG', MAP', P'@10), then bpref
     assert len(table) == n and table.set_index("qid").loc["T7", "nDCG'"] == 1.0
     assert table["nDCG'"].sum() == 1.0 and table.attrs["aggregation"]["MAP'"] == "mean"
