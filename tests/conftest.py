@@ -105,3 +105,14 @@ def error_lines(err: str) -> list[str]:
     """The lines of a command's stderr other than its notes on defaults (``note: no
     --data: ... embedded sample``), which commands on the embedded samples print first."""
     return [line for line in err.strip().splitlines() if not line.startswith("note: ")]
+
+
+def install_distribution(root: Path, name: str, group: str, entry_points: str) -> Path:
+    """A distribution ``name`` declaring ``entry_points`` (lines ``name = module:attr``) in
+    the entry-point ``group``, as pip leaves its metadata in a folder on ``sys.path``:
+    ``root/NAME-0.1.dist-info``, returned."""
+    info = root / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entry_points}")
+    return info

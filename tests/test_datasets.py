@@ -16,7 +16,7 @@ from mathir.indexing.fact_index import read_lemmas, read_tablestore
 from mathir.readers.word_problems import iter_derivation_problems, read_split
 from mathir.samples import arqmath_sample, word_problems_sample, worldtree_sample
 from mathir.tasks import get_task
-from tests.conftest import real_path
+from tests.conftest import install_distribution, real_path
 
 
 @pytest.fixture
@@ -303,12 +303,8 @@ def test_the_installed_entry_point_loads_the_provider(monkeypatch):
 def test_the_entry_point_line_loads_the_provider(monkeypatch, tmp_path):
     # The line pyproject.toml declares, in an installed distribution's metadata on sys.path
     # (what `pip install` writes), found by PyTerrier as it finds every provider.
-    dist = tmp_path / "mathir_entry_point_check-0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: mathir-entry-point-check\n"
-                                   "Version: 0\n")
-    (dist / "entry_points.txt").write_text(
-        "[pyterrier.dataset_provider]\nmathir = mathir.datasets:MathirDatasets\n")
+    install_distribution(tmp_path, "mathir-entry-point-check", "pyterrier.dataset_provider",
+                         "mathir = mathir.datasets:MathirDatasets\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(pt_datasets_core._loaded_providers, "mathir", raising=False)
     ds = pt.get_dataset("mathir:worldtree/sample")

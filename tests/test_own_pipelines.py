@@ -11,7 +11,7 @@ from mathir.cli import main
 from mathir.errors import InputError
 from mathir.experiment import PIPELINE_ENTRY_POINTS, load_pipelines_file, run_experiment
 from mathir.tasks import get_task
-from tests.conftest import error_lines
+from tests.conftest import error_lines, install_distribution
 from tests.test_readme import MEASURES, SAMPLE_SCORES, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,10 +149,7 @@ def test_the_current_folder_is_on_the_path_only_while_a_reference_is_imported(
 def _plugin(tmp_path: Path, entry_points: str) -> None:
     """An installed package declaring ``entry_points``, as pip leaves it on sys.path."""
     (tmp_path / "fakeplugin_mod.py").write_text(MODULE)
-    info = tmp_path / "fakeplugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{PIPELINE_ENTRY_POINTS}]\n{entry_points}")
+    install_distribution(tmp_path, "fakeplugin", PIPELINE_ENTRY_POINTS, entry_points)
 
 
 def test_an_entry_point_adds_a_pipeline_to_a_task(tmp_path, monkeypatch, capsys):

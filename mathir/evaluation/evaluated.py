@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mathir.errors import InputError, option
+from mathir.evaluation.settings import JUDGED_RULES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
 #: so the type is not imported here)
 Task = Any
 
-#: Which judgments score a run: every judgment of the qrels file, or those of the documents
-#: the collection holds (tasks with ``qrels_in_collection``; their default).
-JUDGED_RULES = ("collection", "file")  # as mathir.evaluation.settings.JUDGED_RULES
 #: The orders a task's runs are scored in (``Task.order``).
 ORDERS = ("trec_eval", "rank", "given")
 

@@ -174,11 +174,12 @@ def resolve_evaluation(task: Task, *, judged: str | None = None,
                        measures: str | Iterable[Any] | None = None,
                        qrels: str | Path | None = None,
                        options: Mapping[str, Any] | None = None,
-                       collection: bool = True) -> Evaluation:
+                       collection: bool | None = True) -> Evaluation:
     """The settings of an evaluation, each resolved once: ``qrels``
     (:func:`resolve_qrels`), ``judged`` (:func:`resolve_judged`; ``collection``: whether
-    a collection is known to judge on), ``measures`` (:func:`resolve_measures`), and the
-    task's evaluation ``options`` (an option of another task is an error).
+    a collection is known to judge on; None: when the data's own qrels are used, not a
+    qrels file, as their collection then is), ``measures`` (:func:`resolve_measures`),
+    and the task's evaluation ``options`` (an option of another task is an error).
 
     >>> from mathir.tasks import get_task
     >>> resolve_evaluation(get_task("arqmath-task1"), qrels="official", judged="file").judged
@@ -191,7 +192,8 @@ def resolve_evaluation(task: Task, *, judged: str | None = None,
         flags = ", ".join("--" + u.replace("_", "-") for u in unused)
         own = ", ".join(o.flag for o in task.options) or "none"
         raise InputError(f"{flags}: not an option of {task.name} (its options: {own})")
-    return Evaluation(task.name, resolve_judged(task, judged, collection=collection), chosen,
+    known = chosen.kind != "file" if collection is None else collection
+    return Evaluation(task.name, resolve_judged(task, judged, collection=known), chosen,
                       resolve_measures(measures), given)
 
 

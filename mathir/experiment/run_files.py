@@ -58,13 +58,9 @@ def scoring_settings(task: Task, run_paths: Iterable[str | Path], *, given: bool
     (:func:`mathir.evaluation.settings.resolve_evaluation`): a collection is known when
     ``given`` (``--data``, ``--collection``, ``--year``), when the runs' manifests record
     one, or when the data's own qrels are used (not a qrels file)."""
-    if given or (task.qrels_in_collection and recorded_collection(task, run_paths)):
-        known: bool = True
-    else:
-        known = qrels is None or not Path(str(qrels)).is_file() or \
-            str(qrels) in {v.name for v in task.qrels_variants} | {"official"}
+    known = given or recorded_collection(task, run_paths) is not None
     return resolve_evaluation(task, judged=judged, measures=measures, qrels=qrels,
-                              options=options, collection=known)
+                              options=options, collection=True if known else None)
 
 
 def score_run_files(task: Task, run_paths: Iterable[str | Path], *, settings: Evaluation,
@@ -126,7 +122,8 @@ def score_run_files(task: Task, run_paths: Iterable[str | Path], *, settings: Ev
                               test=test, correction=correction)
     docnos, where = None, None
     if settings.judged == "collection":
-        where, docnos, result.index = _judging_collection(task, paths, data, given, quiet)
+        where, docnos, result.index, result.judged_by_manifests = _judging_collection(
+            task, paths, data, given, quiet)
     evaluate_into(result, task, runs, qrels, settings=settings, docnos=docnos, where=where,
                   baseline=first)
     return result
@@ -154,19 +151,19 @@ def _selected_topics(task: Task, topics_path: str | Path | None) -> set[str]:
 
 
 def _judging_collection(task: Task, paths: list[Path], data: TaskData | None, given: bool,
-                        quiet: bool) -> tuple[str, list[str], Any]:
-    """(name, documents, index of ``data``'s collection or None) of the collection the
-    runs are judged on: the one given, else the one their manifests record, else the
-    data's."""
+                        quiet: bool) -> tuple[str, list[str], Any, bool]:
+    """(name, documents, index of ``data``'s collection or None, whether the runs'
+    manifests chose it) of the collection the runs are judged on: the one given, else the
+    one their manifests record, else the data's."""
     if data is not None and given:
         index = task.index(data, quiet=quiet)
-        return Path(data.collection).name, list(index.docnos()), index
+        return Path(data.collection).name, list(index.docnos()), index, False
     record = recorded_collection(task, paths)
     if record is not None:
-        return (*_recorded_documents(task, record, quiet), None)
+        return (*_recorded_documents(task, record, quiet), None, True)
     if data is not None and data.collection is not None:
         index = task.index(data, quiet=quiet)
-        return Path(data.collection).name, list(index.docnos()), index
+        return Path(data.collection).name, list(index.docnos()), index, False
     raise InputError("judging on the collection's documents needs the collection: give "
                      "--data DIR or --collection PATH (or runs whose manifests name it), or "
                      "--judged file (the whole qrels file)")

@@ -68,6 +68,9 @@ class ExperimentResult:
     #: the index of ``data``'s collection, when built (the explorer reads its documents'
     #: texts from it: :func:`mathir.experiment.reports.explorer_lookups`)
     index: Any = None
+    #: whether the runs' manifests chose the collection that judged them (mathir evaluate
+    #: and view of run files, by default)
+    judged_by_manifests: bool = False
 
     @property
     def judged_note(self) -> str | None:

@@ -293,15 +293,13 @@ def evaluate(task: Task | str, qrels: str | Path | None, runs: Sequence[str | Pa
     res = score_run_files(task, runs, settings=settings, data=found, given=given,
                           topics_path=topics, qrels_duplicates=qrels_duplicates,
                           baseline=baseline, test=test, correction=correction, quiet=quiet)
-    _say_scores(res, format, per_topic, official, echo, _judged_how(task, runs, given, judged))
+    _say_scores(res, format, per_topic, official, echo, _judged_how(res, judged))
     return res.evaluation
 
 
-def _judged_how(task: Task, runs: Iterable[str | Path], given: bool, judged: str | None) -> str:
-    """Where the judged set came from, when the runs' manifests chose it."""
-    from mathir.experiment.run_files import recorded_collection
-
-    if given or judged is not None or recorded_collection(task, runs) is None:
+def _judged_how(res: ExperimentResult, judged: str | None) -> str:
+    """Where the judged set came from, when the runs' manifests chose it by default."""
+    if judged is not None or not res.judged_by_manifests:
         return ""
     return " (as the runs' manifests record: as their experiment scored them)"
 
@@ -346,7 +344,7 @@ def view(task: Task | str, runs: Iterable[str | Path], *, data: str | Path | Non
     res = view_run_files(task, runs, found, out, settings=settings, given=given,
                          baseline=baseline, depth=depth, quiet=quiet, test=test,
                          correction=correction)
-    _say_scores(res, format, per_topic, official, echo, _judged_how(task, runs, given, judged))
+    _say_scores(res, format, per_topic, official, echo, _judged_how(res, judged))
     page = res.files["report"]
     echo(f"report: {page}", True)  # stdout is the table alone (--format json parses)
     return page

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from mathir.tasks import TASKS, derive_task, get_task, registry
+from tests.conftest import install_distribution
 
 PLUGIN = '''
 from mathir.tasks import derive_task
@@ -23,10 +24,7 @@ TASK = derive_task("arqmath-task1", "plugin-a1", topics=["A.1"])
 def _installed(root: Path, entry_points: str) -> None:
     """A package declaring ``entry_points`` in the group ``mathir.tasks``, as pip leaves it."""
     (root / "h8_plugin.py").write_text(PLUGIN)
-    info = root / "h8_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: h8-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[mathir.tasks]\n{entry_points}")
+    install_distribution(root, "h8-plugin", "mathir.tasks", entry_points)
 
 
 def test_the_families_are_registered_in_order():
