@@ -28,7 +28,7 @@ _EXPORTS = {
     "per_topic_scores": "mathir.evaluation.per_topic",
     "format_table": "mathir.report.tables",
     "lexical_overlap": "mathir.evaluation.explanation_scorer",
-    "plot_map_by_length": "mathir.evaluation.explanation_scorer",
+    "plot_map_by_length": "mathir.report.charts",
     "AnswerCollection": "mathir.indexing.answer_collection",
     "AnswerIndex": "mathir.indexing.answer_index",
     "FormulaIndex": "mathir.indexing.formula_index",

@@ -7,6 +7,8 @@ reason: command-line tools should not pay for imports they never use.
 >>> getattr_, dir_, all_ = attach("mathir.answer_checking", {"check_answer": "mathir.answer_checking.checking"})
 >>> getattr_("check_answer").__name__, all_
 ('check_answer', ['check_answer'])
+>>> by_module({"mathir.runs.trec": "read_run validate_run"})
+{'read_run': 'mathir.runs.trec', 'validate_run': 'mathir.runs.trec'}
 """
 
 from __future__ import annotations
@@ -39,3 +41,13 @@ def attach(package: str, exports: Mapping[str, str]
         return sorted(set(exports) | set(vars(sys.modules[package])))
 
     return __getattr__, __dir__, sorted(exports)
+
+
+def by_module(modules: Mapping[str, str]) -> dict[str, str]:
+    """``name -> module`` from ``module -> "name name ..."``: a package's export table
+    written once per module.
+
+    >>> by_module({"mathir.tasks.task": "Task"})
+    {'Task': 'mathir.tasks.task'}
+    """
+    return {name: module for module, names in modules.items() for name in names.split()}

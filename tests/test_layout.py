@@ -275,3 +275,26 @@ def test_the_longest_import_chain_is_at_most_12_modules():
 def test_the_chain_check_can_fail():
     graph = {f"m{i}": ({f"m{i + 1}"} if i < 12 else set()) for i in range(13)}
     assert len(_longest_chain(graph)) == 13
+
+
+# Test files at the top of tests/ are those that cross rooms: the command line's contract,
+# the docs and their generated references, the layout itself, the paths that must give one
+# figure, the process-state check of every test; mathir's own top-level modules (models,
+# datasets) are mirrored there too. Every folder mirrors a room of mathir (or benchmarks/),
+# but robustness/, the attacks on every room at once, and reproduction/, the published
+# figures of every task.
+CROSSING = {"test_cli.py", "test_cli_reference.py", "test_docs.py", "test_extending.py",
+            "test_layout.py", "test_no_eval.py", "test_path_equality.py",
+            "test_process_state.py", "test_readme.py", "test_tasks_reference.py"}
+ACROSS_ROOMS = {"robustness", "reproduction", "benchmarks"}
+
+
+def test_the_tests_mirror_the_package():
+    tests = Path(__file__).resolve().parent
+    top_modules = {f"test_{p.stem}.py" for p in PACKAGE.glob("*.py")}
+    stray = sorted(p.name for p in tests.glob("test_*.py")
+                   if p.name not in CROSSING | top_modules)
+    assert not stray, f"test files at the top of tests/ that belong in a room's folder: {stray}"
+    rooms = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - rooms <= ACROSS_ROOMS, folders - rooms - ACROSS_ROOMS

@@ -19,20 +19,17 @@ Dev questions is reproduced by averaging this way):
   (:func:`lexical_overlap`).
 * ``P@1`` .. ``P@5``: gold facts among the top N divided by ``min(N, number of gold)``.
 
-:func:`map_by_length` and :func:`plot_map_by_length` give MAP by the length of the gold
-explanation, as the task page encourages.
+:func:`map_by_length` gives MAP by the length of the gold explanation, as the task page
+encourages (:func:`mathir.report.charts.plot_map_by_length` draws it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from mathir.storage import atomic_file
 
 ROLE_MEASURES = {"MAP:CENTRAL": "CENTRAL", "MAP:GROUNDING": "GROUNDING", "MAP:LEXGLUE": "LEXGLUE"}
 MEASURES = ("MAP", "MAP:CENTRAL", "MAP:GROUNDING", "MAP:LEXGLUE", "MAP:LEXOVERLAP",
@@ -195,41 +192,3 @@ def map_by_length(per_q: pd.DataFrame) -> pd.DataFrame:
     """
     t = per_q.groupby("length")["MAP"].agg(questions="count", MAP="mean").reset_index()
     return t.astype({"length": int, "questions": int})
-
-
-def plot_map_by_length(per_run: Mapping[str, pd.DataFrame], path: str | Path,
-                       title: str = "MAP by gold explanation length") -> Path:
-    """Write a PNG bar chart of MAP by explanation length (one bar group per run).
-
-    ``per_run`` maps run names to :func:`per_question` tables. The number of questions
-    of each length is printed under the axis.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    tables = {name: map_by_length(t) for name, t in per_run.items()}
-    lengths = sorted({int(x) for t in tables.values() for x in t["length"]})
-    counts = {}
-    for t in tables.values():
-        counts.update(dict(zip(t["length"], t["questions"], strict=True)))
-    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 2.0 + 0.5 * len(lengths))), 4.5))
-    width = 0.8 / max(1, len(tables))
-    x = np.arange(len(lengths))
-    for i, (name, t) in enumerate(tables.items()):
-        values = dict(zip(t["length"], t["MAP"], strict=True))
-        ax.bar(x + i * width - 0.4 + width / 2, [values.get(n, 0.0) for n in lengths], width,
-               label=name)
-    ax.set_xticks(x, [f"{n}\n({counts.get(n, 0)})" for n in lengths])
-    ax.set_xlabel("gold explanation length in facts (questions)")
-    ax.set_ylabel("MAP")
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    if len(tables) > 1:
-        ax.legend(fontsize="small")
-    fig.tight_layout()
-    with atomic_file(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=120)
-    plt.close(fig)
-    return Path(path)

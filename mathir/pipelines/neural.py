@@ -33,18 +33,11 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
+from mathir import models
 from mathir.errors import InputError
 from mathir.indexing.answer_index import AnswerIndex
 from mathir.indexing.dense_index import AnswerTexts, DenseAnswerIndex, PassageSettings
-from mathir.models import (  # noqa: F401 - resolve_model: part of this module's API
-    model_fingerprint,
-    model_identity,
-    offline,
-    require_extra,
-    resolve_model,
-    torch_device,
-    unit_vectors,
-)
+from mathir.models import resolve_model, unit_vectors  # noqa: F401 - resolve_model: API
 from mathir.neural.bi_encoder import BiEncoder, load_bi_encoder  # noqa: F401 - this module's API
 from mathir.pipelines.parameters import Cache, Live, derived
 from mathir.pipelines.reranking import (  # noqa: F401 - AddAnswerText: part of this module's API
@@ -62,7 +55,7 @@ def require_neural() -> None:
     >>> require_neural() is None  # the extra is installed here
     True
     """
-    require_extra("neural", "neural pipelines")
+    models.require_extra("neural", "neural pipelines")
 
 
 class BiEncoderScorer(pt.Transformer):
@@ -145,7 +138,7 @@ class CrossEncoderScorer(pt.Transformer):
         """The sentence-transformers ``CrossEncoder`` of the current parameters (for an
         ONNX ``backend``, :class:`mathir.neural.runtime.OnnxCrossEncoder`, which predicts alike)."""
         def load():
-            offline()
+            models.offline()
             if self.backend != "torch":
                 from mathir.neural.runtime import cross_encoder_model
 
@@ -154,7 +147,7 @@ class CrossEncoderScorer(pt.Transformer):
             from sentence_transformers import CrossEncoder
 
             return CrossEncoder(resolve_model(self.model_path), max_length=self.max_length,
-                                device=torch_device(self.device))
+                                device=models.torch_device(self.device))
 
         return derived(self, "_model", (self.model_path, self.max_length, self.device,
                                         self.backend), load)
@@ -163,7 +156,7 @@ class CrossEncoderScorer(pt.Transformer):
         """What this scorer is, for run fingerprints (:mod:`mathir.experiment.identity`): its
         parameters and its model's files, not the loaded model."""
         out = {k: v for k, v in vars(self).items() if not isinstance(v, Live)}
-        out["model_path"] = model_fingerprint(self.model_path)
+        out["model_path"] = models.model_fingerprint(self.model_path)
         if self.backend != "torch":
             out["onnx_sha256"] = self.model.exported.sha256
         return out
@@ -173,7 +166,7 @@ class CrossEncoderScorer(pt.Transformer):
         if self.backend != "torch":
             extra += (f", backend={self.backend!r}, "
                       f"onnx_sha256={self.model.exported.sha256[:12]!r}")
-        return f"CrossEncoderScorer({model_identity(self.model_path)!r}{extra})"
+        return f"CrossEncoderScorer({models.model_identity(self.model_path)!r}{extra})"
 
     def transform(self, res: pd.DataFrame) -> pd.DataFrame:
         if res.empty:

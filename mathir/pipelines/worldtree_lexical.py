@@ -114,11 +114,24 @@ class LexicalModel:
         return np.asarray((sparse.csr_matrix(query_weights) @ self._facts_t).todense())
 
 
-def _lexical(ranker) -> LexicalModel:
-    """A ranker's :class:`LexicalModel`, built again when ``index``, ``model``, ``k1`` or
-    ``b`` changed (PyTerrier's ``set_parameter``)."""
-    return derived(ranker, "_lexical_model", (ranker.index, ranker.model, ranker.k1, ranker.b),
-                   lambda: LexicalModel(ranker.index, ranker.model, k1=ranker.k1, b=ranker.b))
+class _LexicalRanker(pt.Transformer):
+    """What the lexical fact rankers share: the index, one :class:`LexicalModel` named by
+    ``model``, ``k1`` and ``b`` (built again when one changed, as PyTerrier's
+    ``set_parameter`` may), and how many results to keep."""
+
+    def __init__(self, index: FactIndex, model: str, k1: float, b: float,
+                 num_results: int | None, verbose: bool):
+        self.index = index
+        self.model, self.k1, self.b = model, k1, b
+        self.num_results = num_results
+        self.verbose = verbose
+        _ = self.lexical  # an unknown model fails here
+
+    @property
+    def lexical(self) -> LexicalModel:
+        """The fact weights of the current ``model``, ``k1`` and ``b``."""
+        return derived(self, "_lexical_model", (self.index, self.model, self.k1, self.b),
+                       lambda: LexicalModel(self.index, self.model, k1=self.k1, b=self.b))
 
 
 def _l2_rows(m: sparse.spmatrix) -> sparse.csr_matrix:
@@ -149,7 +162,7 @@ def _top(scores: np.ndarray, k: int | None) -> tuple[np.ndarray, np.ndarray]:
     return order, np.take_along_axis(scores, order, axis=1)
 
 
-class FactRanker(pt.Transformer):
+class FactRanker(_LexicalRanker):
     """Rank the facts for each query with one :class:`LexicalModel` (all facts by default).
 
     >>> from mathir.samples import worldtree_sample
@@ -164,17 +177,8 @@ class FactRanker(pt.Transformer):
 
     def __init__(self, index: FactIndex, model: str = "bm25", num_results: int | None = None,
                  k1: float = 0.9, b: float = 0.4, batch_size: int = 64, verbose: bool = False):
-        self.index = index
-        self.model, self.k1, self.b = model, k1, b
-        self.num_results = num_results
         self.batch_size = batch_size
-        self.verbose = verbose
-        _ = self.lexical  # an unknown model fails here
-
-    @property
-    def lexical(self) -> LexicalModel:
-        """The fact weights of the current ``model``, ``k1`` and ``b``."""
-        return _lexical(self)
+        super().__init__(index, model, k1, b, num_results, verbose)
 
     def __repr__(self) -> str:
         return f"FactRanker({self.lexical!r}, num_results={self.num_results})"
@@ -196,7 +200,7 @@ class FactRanker(pt.Transformer):
         return pd.concat(frames, ignore_index=True)
 
 
-class IterativeExpansion(pt.Transformer):
+class IterativeExpansion(_LexicalRanker):
     """Multi-hop ranking by iterated query expansion (see the module docstring).
 
     Hop ``t`` (from 0) picks the best remaining fact ``f_t`` and sets
@@ -216,17 +220,8 @@ class IterativeExpansion(pt.Transformer):
     def __init__(self, index: FactIndex, model: str = "bm25", hops: int = 4,
                  weight: float = 1.0, decay: float = 0.7, k1: float = 0.9, b: float = 0.4,
                  num_results: int | None = None, verbose: bool = False):
-        self.index = index
-        self.model, self.k1, self.b = model, k1, b
         self.hops, self.weight, self.decay = hops, weight, decay
-        self.num_results = num_results
-        self.verbose = verbose
-        _ = self.lexical  # an unknown model fails here
-
-    @property
-    def lexical(self) -> LexicalModel:
-        """The fact weights of the current ``model``, ``k1`` and ``b``."""
-        return _lexical(self)
+        super().__init__(index, model, k1, b, num_results, verbose)
 
     def __repr__(self) -> str:
         return (f"IterativeExpansion({self.lexical!r}, hops={self.hops}, weight={self.weight}, "

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from mathir.report.charts import plain_text, png_bytes, pyplot
 from mathir.storage import atomic_file
 
 #: Bidi embeddings, overrides, isolates and marks (U+202A-U+202E, U+2066-U+2069, U+200E,
@@ -68,34 +67,6 @@ def valid_text(page: str) -> str:
     return _SURROGATE.sub("\ufffd", page)
 
 
-@contextmanager
-def _plain_text() -> Iterator[None]:
-    """matplotlib draws each text as given while a figure is built and saved: ``$``
-    starts no mathtext, and no LaTeX runs, whatever the user's matplotlibrc says."""
-    import matplotlib
-
-    with matplotlib.rc_context({"text.usetex": False, "text.parse_math": False}):
-        yield
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 #: Topic ids labelled under a per-topic chart at most (more: every k-th topic).
 MAX_TOPIC_LABELS = 80
 #: Characters of a topic id shown under a bar (longer ids are cut, ending with "…").
@@ -116,7 +87,7 @@ def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baselin
     height, room for its topic ids included, and the panels are laid out (matplotlib's
     constrained layout) so that no title is drawn over the panel above, however many runs.
     """
-    plt = _pyplot()
+    plt = pyplot()
     others = [n for n in per_topic if n != baseline] or [baseline]
     base = per_topic[baseline].set_index("qid")[measure]
     n = len(base)
@@ -124,7 +95,7 @@ def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baselin
     longest = max((len(_tick_label(q)) for q in base.index), default=1)
     # a panel: 2.2 in of bars, title and axis label, plus the topic ids (6 pt, turned 90°)
     panel = 2.2 + longest * 6 * 0.62 / 72
-    with _plain_text():
+    with plain_text():
         fig, axes = plt.subplots(len(others), 1, squeeze=False, layout="constrained",
                                  figsize=(max(9.0, 0.11 * min(n, MAX_TOPIC_LABELS)),
                                           panel * len(others)))
@@ -144,15 +115,15 @@ def per_topic_chart(per_topic: Mapping[str, pd.DataFrame], measure: str, baselin
             wins, losses = int((d > 0).sum()), int((d < 0).sum())
             ax.set_title(f"{visible_controls(name)} vs {visible_controls(baseline)}: {wins} topics "
                          f"better, {losses} worse, {len(d) - wins - losses} tied", fontsize=9)
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def breakdown_chart(per_topic: Mapping[str, pd.DataFrame], measure: str,
                     groups: pd.Series, title: str) -> bytes:
     """PNG: mean ``measure`` per group of topics (``groups``: qid -> group) for each system."""
-    plt = _pyplot()
+    plt = pyplot()
     labels = sorted(set(groups.dropna()))
-    with _plain_text():
+    with plain_text():
         fig, ax = plt.subplots(figsize=(8, 3.2))
         width = 0.8 / max(len(per_topic), 1)
         for i, (name, df) in enumerate(per_topic.items()):
@@ -168,7 +139,7 @@ def breakdown_chart(per_topic: Mapping[str, pd.DataFrame], measure: str,
         ax.set_ylabel(visible_controls(measure))
         ax.set_title(visible_controls(title), fontsize=10)
         ax.legend(fontsize=8)
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def breakdown_figures(per_topic: Mapping[str, pd.DataFrame], measure: str,

@@ -1,12 +1,9 @@
 """Run files: read, write and validate the TREC / ARQMath formats."""
 
-from mathir.lazy_exports import attach
+from mathir.lazy_exports import attach, by_module
 
-# name -> the module that defines it, imported on first use (see mathir.lazy_exports)
-_EXPORTS = {
-    "MAX_RESULTS": "mathir.runs.trec",
-    "read_run": "mathir.runs.trec",
-    "validate_run": "mathir.runs.trec",
-    "write_run": "mathir.runs.formats",
-}
-__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS)
+# imported on first use (see mathir.lazy_exports)
+__getattr__, __dir__, __all__ = attach(__name__, by_module({
+    "mathir.runs.trec": "MAX_RESULTS read_run validate_run",
+    "mathir.runs.formats": "write_run",
+}))

@@ -26,11 +26,12 @@ from mathir.errors import InputError
 from mathir.readers.tabular import ReadNotes, iter_trec_fields, read_score, read_whole
 from mathir.runs.trec import (
     MAX_RESULTS,
+    arqmath_format_only,
     best_rows,
     check_scores_and_topics,
     rank_by_score,
-    run_file,
     run_tag,
+    write_lines,
 )
 
 TASK2_RUN_COLUMNS = ["qid", "docno", "formula_id", "post_id", "rank", "score", "name"]
@@ -102,13 +103,10 @@ def write_task2_run(run: pd.DataFrame, path: str | Path, name: str | None = None
     >>> p.read_text().splitlines()[0]
     'B.1\\t9\\t2\\t1\\t3.0\\ttuples'
     """
-    if format != "arqmath":
-        raise InputError(f"Task 2 runs have one format ('arqmath'), not {format!r}")
-    path = Path(path)
+    arqmath_format_only(format, "Task 2")
     tag = run_tag(name, path)
     run = validate_task2_run(run, topics)
-    with run_file(path) as f:
+    return write_lines(path, (
+        f"{qid}\t{fid}\t{post}\t{rank}\t{float(score)!r}\t{tag}\n"
         for qid, fid, post, rank, score in zip(run.qid, run.docno, run.post_id, run["rank"],
-                                               run.score, strict=True):
-            f.write(f"{qid}\t{fid}\t{post}\t{rank}\t{float(score)!r}\t{tag}\n")
-    return path
+                                               run.score, strict=True)))

@@ -30,8 +30,7 @@ import pandas as pd
 
 from mathir.errors import InputError
 from mathir.readers.tabular import iter_fields
-from mathir.runs.trec import parse_number, run_tag
-from mathir.storage import atomic_file
+from mathir.runs.trec import arqmath_format_only, parse_number, run_tag, write_lines
 
 MAX_ANSWER_CHARS = 1200
 TASK3_COLUMNS = ["qid", "rank", "score", "name", "sources", "answer"]
@@ -139,16 +138,11 @@ def write_task3_run(run: pd.DataFrame, path: str | Path, name: str | None = None
     >>> p.read_text(encoding="utf-8")
     'A.1\\t1\\t1.0\\textractive\\t1002\\tUse $x^2$.\\n'
     """
-    if format != "arqmath":
-        raise InputError(f"Task 3 runs have one format (arqmath), not {format!r}")
-    path = Path(path)
-    tag = run_tag(name, path)
+    arqmath_format_only(format, "Task 3")
     run = validate_task3_run(run, topics)
-    with atomic_file(path) as f:
-        for row in run.itertuples(index=False):
-            f.write(f"{row.qid}\t{row.rank}\t{float(row.score)!r}\t{tag}\t{row.sources}\t"
-                    f"{row.answer}\n")
-    return path
+    tag = run_tag(name, path)
+    return write_lines(path, (f"{r.qid}\t{r.rank}\t{float(r.score)!r}\t{tag}\t{r.sources}\t"
+                              f"{r.answer}\n" for r in run.itertuples(index=False)))
 
 
 def read_assignments(path: str | Path) -> pd.DataFrame:

@@ -335,6 +335,31 @@ def run_tag(name: str | None, path: str | Path) -> str:
     return tag
 
 
+def arqmath_format_only(format: str, task: str) -> None:
+    """Refuse any run format but ``arqmath`` for a task that has only that one.
+
+    >>> arqmath_format_only("trec", "Task 2")
+    Traceback (most recent call last):
+    mathir.errors.InputError: Task 2 runs have one format ('arqmath'), not 'trec'
+    """
+    if format != "arqmath":
+        raise InputError(f"{task} runs have one format ('arqmath'), not {format!r}")
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> Path:
+    """Write a run's lines atomically through :func:`run_file` (``.gz``: compressed).
+
+    >>> import tempfile, pathlib
+    >>> p = write_lines(pathlib.Path(tempfile.mkdtemp()) / "r.tsv", ["A.1\\t7\\t1\\t1.0\\tr\\n"])
+    >>> p.read_text()
+    'A.1\\t7\\t1\\t1.0\\tr\\n'
+    """
+    path = Path(path)
+    with run_file(path) as f:
+        f.writelines(lines)
+    return path
+
+
 def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
               format: str = "arqmath", topics: Iterable[str] | None = None) -> Path:
     """Write results atomically as an ARQMath-2/3 (``arqmath``) or TREC (``trec``) run.
@@ -357,16 +382,13 @@ def write_run(run: pd.DataFrame, path: str | Path, name: str | None = None,
     if is_formula_results(run):
         raise InputError("these are formula results (Task 2: post_id beside visual_id or "
                          "formula_id): write them with write_task2_run, or mathir.write_run")
-    path = Path(path)
     tag = run_tag(name, path)
     run = validate_run(run, topics)
-    lines = (f"{qid}\tQ0\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n" if format == "trec"
-             else f"{qid}\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n"
-             for qid, docno, rank, score in zip(run.qid, run.docno, run["rank"], run.score,
-                                                strict=True))
-    with run_file(path) as f:
-        f.writelines(lines)
-    return path
+    return write_lines(path, (
+        f"{qid}\tQ0\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n" if format == "trec"
+        else f"{qid}\t{docno}\t{rank}\t{float(score)!r}\t{tag}\n"
+        for qid, docno, rank, score in zip(run.qid, run.docno, run["rank"], run.score,
+                                           strict=True)))
 
 
 def is_formula_results(run: pd.DataFrame) -> bool:

@@ -117,7 +117,8 @@ def _report(runs: Mapping, qrels, out: Path, tablestore: str | Path | None = Non
     """MAP by gold explanation length: a TSV table and a PNG histogram in ``out``."""
     import pandas as pd
 
-    from mathir.evaluation.explanation_scorer import map_by_length, per_question, plot_map_by_length
+    from mathir.evaluation.explanation_scorer import map_by_length, per_question
+    from mathir.report.charts import plot_map_by_length
 
     gold = _gold(qrels, tablestore, lemmas)
     per_run = {name: per_question(run, gold) for name, run in runs.items()}

@@ -9,7 +9,6 @@ from mathir.evaluation.explanation_scorer import (
     lexical_overlap,
     map_by_length,
     per_question,
-    plot_map_by_length,
 )
 from tests.conftest import real_path
 
@@ -84,11 +83,9 @@ def test_overlap_split_and_lemmas():
     assert row["MAP:NOLEXOVERLAP"] == pytest.approx(1 / 2)  # a, b removed: c at rank 2
 
 
-def test_map_by_length_and_histogram(tmp_path):
+def test_map_by_length(tmp_path):
     t = pd.DataFrame({"qid": ["1", "2", "3"], "length": [2, 2, 5], "MAP": [0.5, 1.0, 0.2]})
     assert map_by_length(t).to_dict("list") == {"length": [2, 5], "questions": [2, 1], "MAP": [0.75, 0.2]}
-    png = plot_map_by_length({"a": t, "b": t.assign(MAP=0.1)}, tmp_path / "h.png")
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_average_precision_edge_cases():

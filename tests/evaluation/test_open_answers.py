@@ -120,7 +120,7 @@ def test_contextual_similarity_equals_a_direct_bert_score_call(minilm, neutral_m
     single = [direct.score([answers["A.1"]], [r])[2].item() for r in refs["A.1"]]
     assert ours["A.1"] == pytest.approx(max(single), abs=1e-5)  # best reference counts
     # mathir builds the scorer without BERTScorer.__init__ (its model by the config, not
-    # the name: tests/test_model_class.py): the same attributes, the same hash
+    # the name: tests/test_models.py): the same attributes, the same hash
     assert sorted(vars(minilm.scorer())) == sorted(vars(direct))
     assert minilm.scorer().hash == direct.hash.replace(neutral_model_path,
                                                        str(oa.default_model_path()))

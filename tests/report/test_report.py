@@ -133,7 +133,8 @@ def test_the_report_reads_no_task_files():
     tree = ast.parse(inspect.getsource(report))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m for m in imported if m and m.startswith("mathir")} == {"mathir.storage"}
+    assert {m for m in imported if m and m.startswith("mathir")} == {"mathir.report.charts",
+                                                                   "mathir.storage"}
 
 
 # --- user strings in figures and on the page ------------------------------------------------
@@ -165,7 +166,7 @@ def test_chart_texts_are_the_strings_given(monkeypatch):
     from mathir.report import report
 
     figures = []
-    monkeypatch.setattr(report, "_png", lambda fig: figures.append(fig) or b"")
+    monkeypatch.setattr(report, "png_bytes", lambda fig: figures.append(fig) or b"")
     per_topic_chart(_hostile_per_topic(), "m$", f"base{HOSTILE}")
     fig = figures[0]
     fig.canvas.draw()

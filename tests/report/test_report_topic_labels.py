@@ -8,7 +8,7 @@ from mathir.report import report
 
 def _figure_of(monkeypatch, per_topic, measure, baseline):
     figures = []
-    monkeypatch.setattr(report, "_png", lambda fig: figures.append(fig) or b"")
+    monkeypatch.setattr(report, "png_bytes", lambda fig: figures.append(fig) or b"")
     report.per_topic_chart(per_topic, measure, baseline)
     return figures[0]
 

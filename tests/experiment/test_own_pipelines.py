@@ -14,7 +14,7 @@ from mathir.tasks import get_task
 from tests.conftest import error_lines, install_distribution
 from tests.test_readme import MEASURES, SAMPLE_SCORES, markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "own_pipeline.py"
 # the example's own pipelines on the embedded sample (nDCG', MAP', P'@10, bpref)
 EXAMPLE_SCORES = {"bm25": SAMPLE_SCORES["bm25"], "bm25_k0.9_b0.4": SAMPLE_SCORES["bm25_k0.9_b0.4"],
