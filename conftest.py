@@ -9,7 +9,8 @@
 * The encoders' exports (``$MATHIR_EXPORT_DIR``) lie in that folder too, made once per run.
 * The sample indexes: the doctests run in :func:`samples_dir`, so a doctest that builds
   ``"sample-answers"`` reuses the index an earlier one (or the ``sample_index`` fixture
-  of ``tests/conftest.py``) built there: each sample is indexed once per run.
+  of ``tests/conftest.py``) built there: each sample is indexed once per run, whichever
+  xdist worker asks first.
 * Speed, no value changed: statsmodels' Holm correction does not run a full garbage
   collection in this process; under pytest-xdist the ``slow`` tests start first and each
   worker's PyTorch uses one thread.
@@ -229,10 +230,17 @@ def _holm_without_full_garbage_collections():
 
 
 @pytest.fixture(scope="session")
-def samples_dir(tmp_path_factory) -> Path:
+def samples_dir() -> Path:
     """The folder where the sample indexes are built once per run (the doctests' working
-    folder: ``AnswerIndex.build(arqmath_sample().posts, "sample-answers")`` lands here)."""
-    return tmp_path_factory.mktemp("samples")
+    folder: ``AnswerIndex.build(arqmath_sample().posts, "sample-answers")`` lands here).
+
+    It lies in the run's folder, which the pytest-xdist workers share: an index one worker
+    built, another reuses (each build holds the index's lock, so a second worker waits for
+    the first rather than building beside it). Before, each worker built every sample index
+    (the dense one twice: about 10 CPU-seconds per worker)."""
+    folder = Path(os.environ[TMP_ENV]) / "samples"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(autouse=True)

@@ -56,6 +56,39 @@ def sample_formula_index(sample, samples_dir):
     return FormulaIndex.build(sample.formulas, samples_dir / "sample-formulas", quiet=True)
 
 
+@pytest.fixture(scope="session")
+def two_layer_minilm() -> Path:
+    """The packaged all-MiniLM-L6-v2 cut to its first 2 of 6 transformer layers (its
+    tokenizer, pooling and normalisation unchanged), for tests whose checks (an export
+    and its agreement, a training, the commands around a model) hold at any depth, at
+    about a third of the cost. Made once per run in the run's folder, which the
+    pytest-xdist workers share (so they share its exports too)."""
+    pytest.importorskip("sentence_transformers")  # the neural extra (with safetensors)
+    import json
+    import re
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    from mathir.models import default_model_path
+    from mathir.storage import build_or_reuse
+
+    src = default_model_path()
+    root = Path(os.environ["MATHIR_TESTS_TMP"]) / "two-layer-encoder"
+
+    def build_into(tmp: Path) -> None:
+        shutil.copytree(src, tmp / "model", ignore=shutil.ignore_patterns("model.safetensors"))
+        kept = {k: v for k, v in load_file(str(src / "model.safetensors")).items()
+                if not re.match(r"encoder\.layer\.([2-9]|\d\d+)\.", k)}
+        save_file(kept, str(tmp / "model" / "model.safetensors"), metadata={"format": "pt"})
+        config = json.loads((src / "config.json").read_text(encoding="utf-8"))
+        (tmp / "model" / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 2}),
+                                                   encoding="utf-8")
+
+    build_or_reuse(root, {"kind": "test-model", "layers": 2, "source": str(src)}, build_into)
+    return root / "model"
+
+
 # BERTScore's (P, R, F) by everything that decides them: the scorer's model, layer and
 # settings (its hash, layers, device), the batch size, the exact candidates and references.
 _BERTSCORES: dict = {}

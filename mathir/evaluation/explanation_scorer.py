@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -57,6 +58,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -115,6 +117,52 @@ def _subset_ap(ranks: np.ndarray, keep: np.ndarray) -> float:
     return float(np.mean(np.arange(1, len(mine) + 1) / shifted))
 
 
+def _order(run: pd.DataFrame) -> np.ndarray:
+    if "rank" in run.columns:
+        return pd.to_numeric(run["rank"]).to_numpy()
+    return -pd.to_numeric(run["score"]).to_numpy()
+
+
+def _lowered_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``values.astype(str).str.lower()`` and the distinct strings they index:
+    each distinct value is made text once (a run holds a million rows, a few thousand
+    distinct documents)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    texts = pd.Series(uniques, dtype=values.dtype).astype(str).str.lower()
+    merged, names = pd.factorize(texts, use_na_sentinel=False)
+    return merged[codes].astype(np.int64), pd.Index(np.asarray(names, dtype=object))
+
+
+def _with_ranks(run: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
+    """The gold rows (lower-cased ``qid, docno``) of the topics ``run`` answers, with the
+    ``rank`` of their fact in the run (NaN: not ranked). Ids are lower-cased; a run's
+    order is its ``rank`` (or its ``score``, descending), ties in file order, and a
+    repeated fact keeps its first position."""
+    order = _order(run)
+    if order.dtype.kind not in "iuf":  # not a plain numeric array: through pandas
+        r = pd.DataFrame({"qid": run["qid"].astype(str).str.lower(),
+                          "docno": run["docno"].astype(str).str.lower(), "order": order})
+        r = r.sort_values(["qid", "order"], kind="stable").drop_duplicates(["qid", "docno"])
+        r["rank"] = r.groupby("qid", sort=False).cumcount() + 1
+        gold = gold[gold["qid"].isin(set(r["qid"].unique()))]
+        return gold.merge(r[["qid", "docno", "rank"]], on=["qid", "docno"], how="left")
+    q, qids = _lowered_codes(run["qid"])
+    d, docnos = _lowered_codes(run["docno"])
+    width = max(len(docnos), 1)
+    by = np.lexsort((order, q))  # by topic, then order; a stable sort: ties in file order
+    pairs = q[by] * width + d[by]
+    first = ~pd.Series(pairs).duplicated(keep="first").to_numpy()
+    pairs, topics = pairs[first], q[by][first]
+    starts = np.r_[True, topics[1:] != topics[:-1]] if len(topics) else np.zeros(0, bool)
+    ranks = np.arange(len(pairs)) - np.flatnonzero(starts)[np.cumsum(starts) - 1] + 1
+    topic = qids.get_indexer(gold["qid"])
+    gold = gold[topic >= 0].reset_index(drop=True)
+    topic, doc = topic[topic >= 0], docnos.get_indexer(gold["docno"])
+    at = pd.Index(pairs).get_indexer(topic * width + doc)
+    at[doc < 0] = -1
+    return gold.assign(rank=np.where(at >= 0, ranks[at] if len(ranks) else 0, np.nan))
+
+
 def per_question(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     """One row per gold question present in ``run``: ``qid``, ``length`` (gold facts), measures.
 
@@ -127,23 +175,13 @@ def per_question(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     >>> per_question(run, gold)[["MAP", "MAP:CENTRAL", "MAP:LEXGLUE", "P@1", "P@3"]].round(4).values.tolist()
     [[0.5833, 0.5, 0.5, 0.0, 1.0]]
     """
-    r = pd.DataFrame({"qid": run["qid"].astype(str).str.lower(),
-                      "docno": run["docno"].astype(str).str.lower()})
-    if "rank" in run.columns:
-        r["order"] = pd.to_numeric(run["rank"]).to_numpy()
-    else:
-        r["order"] = -pd.to_numeric(run["score"]).to_numpy()
-    r = r.sort_values(["qid", "order"], kind="stable").drop_duplicates(["qid", "docno"])
-    r["rank"] = r.groupby("qid", sort=False).cumcount() + 1
     g = pd.DataFrame({"qid_orig": qrels["qid"].astype(str),
                       "qid": qrels["qid"].astype(str).str.lower(),
                       "docno": qrels["docno"].astype(str).str.lower(),
                       "role": qrels["role"].astype(str).str.upper()})
     has_overlap = "overlap" in qrels.columns
     g["overlap"] = qrels["overlap"].astype(bool).to_numpy() if has_overlap else False
-    g = g.drop_duplicates(["qid", "docno"], keep="last")
-    g = g[g["qid"].isin(set(r["qid"].unique()))]
-    g = g.merge(r[["qid", "docno", "rank"]], on=["qid", "docno"], how="left")
+    g = _with_ranks(run, g.drop_duplicates(["qid", "docno"], keep="last"))
     rows = []
     for qid, grp in g.groupby("qid_orig", sort=True):
         ranks = grp["rank"].to_numpy(dtype=float)

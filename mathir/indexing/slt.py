@@ -27,6 +27,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 
 from lxml import etree
 
@@ -89,6 +90,10 @@ _WS = re.compile(r"\s+")
 _SAME_SYMBOL = {"\u2212": "-", "\u2217": "*", "\u2223": "|", "\u2225": "\u2016", "\u2032": "'",
                 "\u00d7": "\u00d7", "\u2026": "\u2026", "\u22ef": "\u22ef"}
 
+# Mathematical Alphanumeric Symbols (LaTeXML's math italic)
+_MATH_ALPHANUMERIC = re.compile("[\U0001d400-\U0001d7ff]")
+_SCRIPTS = {"msub": ("b",), "msup": ("a",), "msubsup": ("b", "a"), "munder": ("u",),
+            "mover": ("o",), "munderover": ("u", "o")}
 _LIMIT_OPERATORS = {"\u2211", "\u220f", "\u2210", "\u22c3", "\u22c2", "\u2a01", "\u2a02", "\u22c1",
                     "\u22c0", "V!lim", "V!max", "V!min", "V!sup", "V!inf", "V!limsup", "V!liminf"}
 Fragment = tuple[Node, Node]  # first and last node of a baseline piece
@@ -103,6 +108,7 @@ def _zero_thickness(value: str | None) -> bool:
         return False
 
 
+@lru_cache(maxsize=4096)  # a handful of tags, met hundreds of thousands of times
 def _local(tag) -> str:
     if not isinstance(tag, str):
         return ""  # comments, processing instructions
@@ -159,7 +165,7 @@ def _build(el) -> Fragment | None:
         if text in _SKIP_TEXT:
             return None
         text = _SAME_SYMBOL.get(text, text)
-        if any("\U0001d400" <= ch <= "\U0001d7ff" for ch in text):
+        if _MATH_ALPHANUMERIC.search(text):
             text = unicodedata.normalize("NFKC", text)  # math italic 𝑑 -> d (LaTeXML)
         if tag == "mo" and text.isalpha():
             tag = "mi"  # \\lim, \\gcd, \\operatorname{ord}: LaTeXML writes <mi>
@@ -214,10 +220,8 @@ def _build(el) -> Fragment | None:
             if f is not None:
                 node.edges.append((edge, f[0]))
         return node, node
-    scripts = {"msub": ("b",), "msup": ("a",), "msubsup": ("b", "a"), "munder": ("u",),
-               "mover": ("o",), "munderover": ("u", "o")}
-    if tag in scripts:
-        edges = scripts[tag]
+    if tag in _SCRIPTS:
+        edges = _SCRIPTS[tag]
         if not kids:
             return None
         if len(kids) > len(edges) + 1:

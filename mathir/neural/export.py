@@ -129,15 +129,13 @@ def _st_settings(model_path: Path) -> dict:
     for m in modules:
         kind = m.get("type", "")
         if kind.endswith("Pooling"):
-            cfg = _read_json(model_path / m.get("path", "") / "config.json") or {}
-            modes = [k for k in ("cls_token", "mean_tokens", "max_tokens",
-                                 "mean_sqrt_len_tokens", "weightedmean_tokens",
-                                 "lasttoken") if cfg.get(f"pooling_mode_{k}")]
-            if modes not in (["cls_token"], ["mean_tokens"]):
-                raise InputError(f"pooling {modes or cfg.get('pooling_mode')} is not supported "
-                                 "by the ONNX backends (mean or CLS only); use backend='torch'",
+            modes = _pooling_modes(
+                _read_json(model_path / m.get("path", "") / "config.json") or {})
+            if modes not in (["cls"], ["mean"]):
+                raise InputError(f"pooling {' + '.join(modes) or 'none'} is not supported by "
+                                 "the ONNX backends (mean or CLS only); use backend='torch'",
                                  path=model_path)
-            pooling = "cls" if modes == ["cls_token"] else "mean"
+            pooling = modes[0]
         elif kind.endswith("Normalize"):
             normalize = True
         elif not kind.endswith("Transformer") and kind:
@@ -146,6 +144,26 @@ def _st_settings(model_path: Path) -> dict:
     st_cfg = _read_json(model_path / "sentence_bert_config.json") or {}
     return {"pooling": pooling, "normalize": normalize,
             "max_length": int(st_cfg.get("max_seq_length") or 0) or None}
+
+
+def _pooling_modes(config: dict) -> list[str]:
+    """The pooling modes a sentence-transformers Pooling config names, in either format:
+    ``"pooling_mode": "mean"`` (or a list), as sentence-transformers 6 saves it, or the
+    older ``"pooling_mode_mean_tokens": true`` flags (before, a model saved by version 6 was
+    refused as "pooling mean is not supported").
+
+    >>> _pooling_modes({"pooling_mode": "mean"}), _pooling_modes({"pooling_mode": ["cls"]})
+    (['mean'], ['cls'])
+    >>> _pooling_modes({"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False})
+    ['cls']
+    """
+    named = config.get("pooling_mode")
+    if named is not None:
+        return [named] if isinstance(named, str) else [str(m) for m in named]
+    legacy = {"cls_token": "cls", "mean_tokens": "mean", "max_tokens": "max",
+              "mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+              "weightedmean_tokens": "weightedmean", "lasttoken": "lasttoken"}
+    return [mode for key, mode in legacy.items() if config.get(f"pooling_mode_{key}")]
 
 
 def _read_json(path: Path) -> Any:

@@ -34,8 +34,10 @@ class ThreadFile:
 def _rewrite_math(node: etree._Element, post: Post, kind: str, comment_id: str,
                   out: list[FormulaRecord]) -> None:
     for span in node.xpath('.//span[contains(concat(" ", @class, " "), " math-container ")]'):
-        math = span.xpath(".//*[local-name()='math']")
-        latex = math[0].get("alttext", "") if math else span.text_content()
+        # the first descendant named math, in any namespace or none (an xpath per span
+        # was a quarter of the reading)
+        math = next(span.iterdescendants("{*}math"), None)
+        latex = math.get("alttext", "") if math is not None else span.text_content()
         fid = span.get("id", "")
         vid = span.get("visual_id", "")
         if fid:
@@ -52,6 +54,26 @@ def _inner_html(node: etree._Element) -> str:
     return "".join(parts).strip()
 
 
+def _blocks(root: etree._Element, ids: tuple[str, ...]) -> dict[str, list]:
+    """The ``div`` elements whose id is one of ``ids``, by id, in document order (what
+    ``//div[@id="ID"]`` finds, for all of them in one walk)."""
+    found: dict[str, list] = {i: [] for i in ids}
+    for div in root.iter("div"):
+        hit = found.get(div.get("id"))
+        if hit is not None:
+            hit.append(div)
+    return found
+
+
+def _children(root: etree._Element, divs: list, tag: str) -> list:
+    """``//div[@id="ID"]/TAG`` of the ``divs`` :func:`_blocks` found for ID."""
+    if len(divs) == 1:
+        return list(divs[0].iterchildren(tag))
+    if not divs:
+        return []
+    return root.xpath(f'//div[@id="{divs[0].get("id")}"]/{tag}')  # their union, in order
+
+
 def read_thread_file(path: str | Path) -> ThreadFile:
     """Read one ``{question_id}_{answer_id}.html`` file.
 
@@ -64,15 +86,14 @@ def read_thread_file(path: str | Path) -> ThreadFile:
         raise InputError(f"cannot parse thread HTML: {e}", path=path) from None
     if root is None:
         raise InputError("empty thread HTML file", path=path)
-    qdiv = root.xpath('//div[@id="question"]')
-    adiv = root.xpath('//div[@id="answer"]')
-    if not qdiv or not adiv:
+    blocks = _blocks(root, ("question", "answer", "question-title", "tags"))
+    if not blocks["question"] or not blocks["answer"]:
         raise InputError("no question or answer block (div#question, div#answer)", path=path)
-    qdiv, adiv = qdiv[0], adiv[0]
+    qdiv, adiv = blocks["question"][0], blocks["answer"][0]
     qid = qdiv.get("question_id") or path.stem.split("_")[0]
     aid = adiv.get("answer_id") or path.stem.split("_")[-1]
-    h1 = root.xpath('//div[@id="question-title"]/h1')
-    tags = [t.text_content().strip() for t in root.xpath('//div[@id="tags"]/span')]
+    h1 = _children(root, blocks["question-title"], "h1")
+    tags = [t.text_content().strip() for t in _children(root, blocks["tags"], "span")]
     question = Post(post_id=qid, post_type="question", body="", title="", tags=tags)
     answer = Post(post_id=aid, post_type="answer", body="", parent_id=qid)
     formulas: list[FormulaRecord] = []
@@ -84,7 +105,13 @@ def read_thread_file(path: str | Path) -> ThreadFile:
     _rewrite_math(adiv, answer, "answer", "", formulas)
     answer.body = _inner_html(adiv)
     for block, post in (("question-comments", question), ("answer-comments", answer)):
-        for cell in root.xpath(f'//div[@id="{block}"]//*[@comment_id]'):
+        divs = _blocks(root, (block,))[block]  # in the tree as rewritten so far
+        if len(divs) == 1:
+            cells = [e for e in divs[0].iterdescendants(etree.Element)
+                     if e.get("comment_id") is not None]
+        else:  # none, or several (perhaps nested): the union, in document order
+            cells = root.xpath(f'//div[@id="{block}"]//*[@comment_id]')
+        for cell in cells:
             _rewrite_math(cell, post, "comment", cell.get("comment_id", ""), formulas)
     return ThreadFile(question, answer, formulas)
 

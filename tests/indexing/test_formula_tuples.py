@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -70,3 +71,43 @@ def test_official_mathml_is_used_when_given():
     tok = FormulaTokenizer()
     from_mathml = tok.tokens("ignored", mathml="<math><msup><mi>x</mi><mn>2</mn></msup></math>")
     assert from_mathml == tok.tokens("x^2")
+
+
+def _tokens_by_definition(root, window=2, location=False, abstract=True, symbols=True):
+    """tuple_tokens' docstring, written plainly from symbol_pairs (its fast loop must give
+    the same tokens, counts and order)."""
+    from collections import Counter
+
+    from mathir.indexing.formula_tuples import encode_token
+
+    sep, out = encode_token("|"), Counter()
+    for t in symbol_pairs(root, window):
+        token = sep.join(encode_token(x) for x in (t.first, t.second, t.path))
+        out[token + sep + encode_token(t.location) if location else token] += 1
+        if abstract:
+            a, b = (x[:2] if x[:2] in ("V!", "N!") else x for x in (t.first, t.second))
+            if (a, b) != (t.first, t.second):
+                out[sep.join(encode_token(x) for x in (a, b, t.path, "*"))] += 1
+    if symbols:
+        for _, node in root.walk():
+            out[encode_token(node.label)] += 1
+    return out
+
+
+@pytest.mark.parametrize("options", [{}, {"location": True}, {"abstract": False},
+                                     {"symbols": False}, {"window": 1},
+                                     {"window": 3, "location": True}])
+def test_tuple_tokens_are_their_definition_on_every_sample_formula(sample, options):
+    from mathir.readers.formula_tsv import iter_formula_index
+
+    latex = {r.formula for r in iter_formula_index(sample.formulas)}
+    checked = 0
+    for text in sorted(latex):
+        try:
+            root = slt_from_latex(text)
+        except Exception:  # noqa: BLE001 - a formula that has no SLT has no tokens either
+            continue
+        got = tuple_tokens(root, **options)
+        assert list(got.items()) == list(_tokens_by_definition(root, **options).items()), text
+        checked += 1
+    assert checked > 100

@@ -83,24 +83,28 @@ def test_onnx_backends_agree_with_torch():
 
 
 @pytest.mark.slow  # exports and int8-calibrates a model per backend
-def test_openvino_backends_agree_with_torch(few_calibration_texts):
+def test_openvino_backends_agree_with_torch(few_calibration_texts, two_layer_minilm):
     pytest.importorskip("openvino")
     pytest.importorskip("nncf")
     from mathir.neural.bi_encoder import load_bi_encoder
 
-    ref = load_bi_encoder().encode(TEXTS)
-    f32 = load_bi_encoder(backend="openvino")
+    # MiniLM's first 2 layers of 6 (as test_cross_encoder_backends_agree): what is checked
+    # (export, static int8, the tolerances) is the same at any depth; the full model's
+    # agreement on real passages: benchmarks/records/cpu_backends-agreement.json.
+    model = two_layer_minilm
+    ref = load_bi_encoder(model).encode(TEXTS)
+    f32 = load_bi_encoder(model, backend="openvino")
     assert "backend='openvino'" in repr(f32)
     assert f32.st.onnx.exported.runtime == "openvino"
     assert _cos(f32.encode(TEXTS), ref).min() > 0.99999
-    int8 = load_bi_encoder(backend="openvino-int8")
+    int8 = load_bi_encoder(model, backend="openvino-int8")
     # static quantisation: activations as well as weights are 8-bit
     assert _cos(int8.encode(TEXTS), ref).min() > 0.95
     # queries are encoded by the float32 OpenVINO model (QUERY_BACKENDS)
     assert _cos(int8.st.encode_queries(TEXTS), ref).min() > 0.99999
     assert _cos(int8.st.encode_docs(TEXTS), ref).min() < 0.99999
     assert len({f32.st.onnx.exported.sha256, int8.st.onnx.exported.sha256,
-                load_bi_encoder(backend="onnx").st.onnx.exported.sha256}) == 3
+                load_bi_encoder(model, backend="onnx").st.onnx.exported.sha256}) == 3
     assert int8.backend_key.startswith("-openvino-int8-")
     # the vectors do not depend on the batch a text is in (no per-batch quantisation)
     alone = np.concatenate([int8.encode([t]) for t in TEXTS])
@@ -242,12 +246,11 @@ def test_batches_are_ordered_by_word_pieces_not_characters():
                                model.encode(texts * 5, batch_size=2), atol=1e-6)
 
 
-def test_openvino_requests_in_flight_return_each_text_its_vector():
+def test_openvino_requests_in_flight_return_each_text_its_vector(two_layer_minilm):
     pytest.importorskip("openvino")
-    from mathir.models import default_model_path
     from mathir.neural.runtime import bi_encoder_model
 
-    model = bi_encoder_model(default_model_path(), "openvino")
+    model = bi_encoder_model(two_layer_minilm, "openvino")
     texts = [f"{t} {i}" for i, t in enumerate(TEXTS * 5)]
     alone = np.concatenate([model.encode([t]) for t in texts])
     # batches of one: every request is in flight at some point, read back in order
@@ -255,16 +258,37 @@ def test_openvino_requests_in_flight_return_each_text_its_vector():
     np.testing.assert_allclose(model.encode(texts, batch_size=4), alone, atol=1e-5)
 
 
-def test_openvino_leaves_subnormal_floats_alone(tmp_path):
+def test_openvino_leaves_subnormal_floats_alone(two_layer_minilm):
     """OpenVINO flushes denormals to zero in the threads it runs in, and that leaked into
     mathir's thread: every later subnormal compared as zero (Hypothesis's float strategies
     refused to run after this file's tests)."""
     pytest.importorskip("openvino")
-    from mathir.models import default_model_path
     from mathir.neural.runtime import bi_encoder_model
 
     tiny = 2.2250738585072014e-308  # the smallest normal double
     assert tiny / 2 > 0
-    model = bi_encoder_model(str(default_model_path()), "openvino")
+    model = bi_encoder_model(str(two_layer_minilm), "openvino")
     model.encode(["the integral of $x$", "primes are infinite"])
     assert tiny / 2 > 0, "the calling thread flushes subnormals to zero"
+
+
+def test_a_model_saved_by_sentence_transformers_6_exports(tmp_path, two_layer_minilm):
+    """sentence-transformers 6 saves its pooling as ``"pooling_mode": "mean"``, not as the
+    older ``pooling_mode_mean_tokens`` flags: such a model (one ``mathir train-reranker
+    --kind bi-encoder`` saves) was refused by every ONNX backend as "pooling mean is not
+    supported ... (mean or CLS only)"."""
+    import json
+
+    from sentence_transformers import SentenceTransformer
+
+    from mathir.neural.bi_encoder import load_bi_encoder
+
+    saved = tmp_path / "st6"
+    SentenceTransformer(str(two_layer_minilm), device="cpu").save(str(saved))
+    pooling = next(p for p in saved.rglob("config.json") if "pooling" in str(p).lower())
+    assert json.loads(pooling.read_text())["pooling_mode"] == "mean"
+    ref = load_bi_encoder(saved).encode(TEXTS)
+    assert _cos(load_bi_encoder(saved, backend="onnx").encode(TEXTS), ref).min() > 0.99999
+    pooling.write_text(json.dumps({**json.loads(pooling.read_text()), "pooling_mode": "max"}))
+    with pytest.raises(InputError, match="pooling max is not supported by the ONNX backends"):
+        load_bi_encoder(saved, backend="onnx-int8")

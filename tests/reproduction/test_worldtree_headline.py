@@ -290,19 +290,20 @@ def sample_pairs(tmp_path_factory):
 @needs_neural
 @pytest.mark.parametrize("recipe", WORLDTREE_RECIPES[:2], ids=lambda r: r.kind)
 def test_same_seed_gives_identical_weights_another_seed_other_weights(recipe, sample_pairs,
-                                                                      tmp_path):
-    from mathir.models import resolve_model
-
-    tiny = dataclasses.replace(recipe, max_steps=2, max_length=32, batch_size=4)
+                                                                      tmp_path, two_layer_minilm):
+    # One step from MiniLM's first 2 layers: the seed decides the new head, the batches
+    # and the dropout from the first step on, at any depth.
+    tiny = dataclasses.replace(recipe, max_steps=1, max_length=32, batch_size=4)
     key = {"test": True}
-    trained = {name: train_model(tiny, sample_pairs, tmp_path / name, seed, key)
+    trained = {name: train_model(tiny, sample_pairs, tmp_path / name, seed, key,
+                                 base=two_layer_minilm)
                for name, seed in (("a", 0), ("b", 0), ("c", 1))}
     sums = {name: read_manifest(path)["weights_sha256"] for name, path in trained.items()}
     assert sums["a"] == sums["b"] != sums["c"]
     assert sums["a"] == weights_checksum(trained["a"])  # the manifest tells the truth
-    assert sums["a"] != weights_checksum(resolve_model(None))  # and training moved them
+    assert sums["a"] != weights_checksum(two_layer_minilm)  # and training moved them
     manifest = read_manifest(trained["a"])
-    assert manifest["reproduce"] == key and manifest["steps"] == 2 and manifest["seed"] == 0
+    assert manifest["reproduce"] == key and manifest["steps"] == 1 and manifest["seed"] == 0
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary left behind
 
 
@@ -325,11 +326,12 @@ def test_reproduce_command_end_to_end_then_resumes(tmp_path, monkeypatch, capsys
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    # Two questions of each split (--smoke alone takes 20, every one of the sample's 6):
-    # what is checked is the machinery (subprocesses, reuse, --combine, the ensemble),
-    # the same on any number of questions; each neural pipeline costs per question.
+    # Two questions of each split (--smoke alone takes 20, every one of the sample's 6)
+    # and one training step (--smoke alone: 2): what is checked is the machinery
+    # (subprocesses, reuse, --combine, the ensemble), the same on any number of questions
+    # and steps; each neural pipeline costs per question.
     args = ["reproduce", "worldtree", "--seeds", "1", "--smoke", "--max-questions", "2",
-            "--no-test", "--models", "m", "--out", "o", "--json"]
+            "--max-steps", "1", "--no-test", "--models", "m", "--out", "o", "--json"]
     assert main(args) == 0
     out, err = capsys.readouterr()
     report = json.loads(out)
