@@ -29,6 +29,21 @@ def _run_for_ir_measures(run: pd.DataFrame) -> pd.DataFrame:
                          "score": run["score"].astype(float)})
 
 
+def _setting(measure: ir_measures.Measure) -> tuple:
+    """What decides the trec_eval invocation a measure needs: its relevance level, gains
+    and judged_only flag (absent: the defaults).
+
+    >>> _setting(ir_measures.parse_measure("nDCG(gains={0:0,1:1})@10"))
+    (None, ((0, 0), (1, 1)), False)
+    >>> _setting(ir_measures.parse_measure("NumRet")) == _setting(ir_measures.P@5)
+    True
+    """
+    params = getattr(measure, "params", {}) or {}
+    gains = params.get("gains")
+    return (params.get("rel"), tuple(sorted(gains.items())) if isinstance(gains, dict) else gains,
+            bool(params.get("judged_only")))
+
+
 def per_topic_scores(run: pd.DataFrame, qrels: pd.DataFrame,
                      measures: Mapping[str, ir_measures.Measure],
                      not_judged: tuple[int, ...] = ()) -> pd.DataFrame:
@@ -72,14 +87,17 @@ def per_topic_scores(run: pd.DataFrame, qrels: pd.DataFrame,
         # see the topics' positions; the others (a user's own function too) their ids
         gdeval = [m for m in names if ir_measures.gdeval.supports(m)]
         numbered = {t: str(i) for t, i in position.items()} if gdeval else None
-        # judged_only measures apart: ir_measures' pytrec_eval provider computes NumRet and
-        # NumQ in whichever of its invocations its set of measures yields first, and that
-        # may be the judged_only one, which sees only the judged documents (NumRet 86 for
-        # 210, by the process's hash seed)
-        others = [m for m in names if m not in gdeval]
-        judged_only = [m for m in others if getattr(m, "params", {}).get("judged_only")]
-        groups = ((gdeval, numbered), (judged_only, None),
-                  ([m for m in others if m not in judged_only], None))
+        # One call per configuration: ir_measures' pytrec_eval provider runs trec_eval once
+        # per (rel, gains, judged_only) its measures ask for, and puts the measures that
+        # name none of them (NumRet, NumQ, nDCG without gains) in whichever invocation its
+        # set of measures yields first, by the process's hash seed: NumRet counted only
+        # judged documents beside a judged_only measure (86 for 210), and nDCG@10 took
+        # another measure's gains beside nDCG(gains=...)@10.
+        by_setting: dict[tuple, list] = {}
+        for m in names:
+            if m not in gdeval:
+                by_setting.setdefault(_setting(m), []).append(m)
+        groups = [(gdeval, numbered), *((group, None) for group in by_setting.values())]
         for group, ids in groups:
             if not group:
                 continue
