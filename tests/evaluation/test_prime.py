@@ -102,6 +102,8 @@ def test_ir_measures_scores_only_the_answered_topics_whatever_the_qrels_size(mon
 
     monkeypatch.setattr(prime.ir_measures, "iter_calc", iter_calc)
     table = per_query(run, qrels)
-    assert seen == [2, 2]  # the judged_only measures (nDCG', MAP', P'@10), then bpref
+    # one call per trec_eval setting (nDCG'; MAP' and P'@10 at rel 2; bpref), each seeing
+    # only the run's two topics
+    assert seen == [2, 2, 2]
     assert len(table) == n and table.set_index("qid").loc["T7", "nDCG'"] == 1.0
     assert table["nDCG'"].sum() == 1.0 and table.attrs["aggregation"]["MAP'"] == "mean"
