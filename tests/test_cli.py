@@ -9,6 +9,7 @@ from mathir.cli import main
 from tests.conftest import error_lines, real_path
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_demo_runs_every_task_on_the_sample(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path), "--quiet"]) == 0
     out = capsys.readouterr().out

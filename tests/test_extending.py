@@ -98,6 +98,7 @@ def test_the_example_task_writes_its_year_and_each_file_name_once():
         assert module.count(name) == 1, name
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_a_plugin_task_runs_through_every_path_with_the_figures_of_its_declaration(
         plugin, tmp_path):
     site, data = plugin

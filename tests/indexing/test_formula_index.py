@@ -188,6 +188,7 @@ def test_three_shards_build_the_same_index(tsv_index, sample, tmp_path):
                                   formula_tuples(tsv_index).transform(topics))
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_shards_on_ray_build_the_same_index(tsv_index, sample, tmp_path):
     pytest.importorskip("ray")
     sharded = FormulaIndex.build(sample.formulas, tmp_path / "ray", quiet=True, shards=2,

@@ -131,6 +131,7 @@ def test_export_is_cached_and_reused(export_dir):
     assert first.manifest["source"]["weights"]["model.safetensors"]["sha256"]
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_run_identity_differs_by_backend_and_records_the_export():
     from mathir.experiment.identity import pipeline_identity
     from mathir.pipelines import neural

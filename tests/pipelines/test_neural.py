@@ -103,6 +103,7 @@ def test_bi_encoder_reranker_scores_best_passage_cosine():
     assert "text" not in out.columns
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_bm25_biencoder_and_dense_on_the_sample(sample_index, sample):
     from mathir.evaluation.prime import compare
     from mathir.qrels.trec import read_qrels

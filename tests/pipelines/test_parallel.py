@@ -41,6 +41,7 @@ def test_unknown_backend():
     gc.collect()  # the half-made object's __del__ runs here and must not raise
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_ray_local_instance_gives_the_single_process_results(sample_index):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mathir[cluster]')")
     topics = read_task1_topics(arqmath_sample().task1_topics)

@@ -55,6 +55,7 @@ def two_topic_data(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_train_reranker_then_experiment_with_it(tmp_path, monkeypatch, capsys,
                                                 two_layer_minilm):
     monkeypatch.chdir(tmp_path)
@@ -111,6 +112,7 @@ def test_train_reranker_bad_base_is_a_user_error(tmp_path, monkeypatch, capsys):
     assert "never downloaded" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_worldtree_bi_and_cross_encoders_then_the_fused_pipelines(tmp_path, monkeypatch, capsys,
                                                                   two_layer_minilm):
     monkeypatch.chdir(tmp_path)

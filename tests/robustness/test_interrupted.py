@@ -30,6 +30,7 @@ LOOP = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_killed_indexing_leaves_previous_index_and_next_build_works(tmp_path, sample):
     from benchmarks.index_mse import generate_posts
 

@@ -39,6 +39,7 @@ def test_registry_declares_task3():
 
 NEURAL = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "bert_score"))
 
+@pytest.mark.slow  # among the longest: left out of the quick loop (-m 'not slow')
 def test_sample_experiment_writes_valid_answers(tmp_path, bertscore_once):
     warning = "not the official witiko/mathberta" if NEURAL else "LO and CS not computed"
     with pytest.warns(UserWarning, match=warning):
