@@ -29,6 +29,24 @@ def _run_for_ir_measures(run: pd.DataFrame) -> pd.DataFrame:
                          "score": run["score"].astype(float)})
 
 
+def _dict_of_dicts(frame: pd.DataFrame, value: str) -> dict[str, dict[str, object]]:
+    """``{query_id: {doc_id: value}}``, ir_measures' own form of a run or qrels frame (a
+    later repeat of a pair wins, as in ir_measures' conversion).
+
+    Made here once: ir_measures converts a DataFrame row by row through a namedtuple on
+    every call, and :func:`per_topic_scores` makes a call per trec_eval setting.
+
+    >>> _dict_of_dicts(pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"],
+    ...                              "score": [2.0, 1.0]}), "score")
+    {'1': {'a': 2.0, 'b': 1.0}}
+    """
+    out: dict[str, dict[str, object]] = {}
+    for q, d, v in zip(frame["query_id"].tolist(), frame["doc_id"].tolist(),
+                       frame[value].tolist(), strict=True):
+        out.setdefault(q, {})[d] = v
+    return out
+
+
 def _setting(measure: ir_measures.Measure) -> tuple:
     """What decides the trec_eval invocation a measure needs: its relevance level, gains
     and judged_only flag (absent: the defaults).
@@ -98,14 +116,19 @@ def per_topic_scores(run: pd.DataFrame, qrels: pd.DataFrame,
             if m not in gdeval:
                 by_setting.setdefault(_setting(m), []).append(m)
         groups = [(gdeval, numbered), *((group, None) for group in by_setting.values())]
+        as_dicts = None
         for group, ids in groups:
             if not group:
                 continue
-            gq, gr, back = q, r, position
+            back = position
             if ids is not None:
                 gq = q.assign(query_id=q["query_id"].map(ids))
                 gr = r.assign(query_id=r["query_id"].map(ids))
                 back = {str(i): i for i in range(len(topics))}
+            else:
+                as_dicts = as_dicts or (_dict_of_dicts(q, "relevance"),
+                                        _dict_of_dicts(r, "score"))
+                gq, gr = as_dicts
             for m in ir_measures.iter_calc(group, gq, gr):
                 values[rows[m.measure], back[m.query_id]] = float(m.value)
     table = pd.DataFrame({"qid": topics, **{n: values[j] for n, j in columns.items()}})
