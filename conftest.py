@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import multiprocessing.util
 import os
 import shutil
 import sys
@@ -52,6 +53,10 @@ def pytest_configure(config: pytest.Config) -> None:
         factory.getbasetemp()  # pytest's tmp_path root, chosen before tempfile is redirected
     root = os.environ.get(TMP_ENV)
     if not root or not os.path.isdir(root):
+        # multiprocessing's own temporary folder (a fork server's socket) outside the run's
+        # folder: this process removes that folder before multiprocessing removes its own at
+        # exit (the workers, which remove theirs when they end, may keep it inside)
+        multiprocessing.util.get_temp_dir()
         # a short name: Ray's socket paths under it must stay within 107 characters
         root = tempfile.mkdtemp(prefix="mathir-tests-")
         _OWNED.update(root=root, env={k: os.environ.get(k) for k in
