@@ -333,6 +333,7 @@ def test_the_declared_files_are_those_of_the_real_data(name):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_real_arqmath_task1_2022(provider):
     ds = pt.get_dataset("mathir:arqmath/task1/2022", data=real_path("arqmath"))
     topics, qrels = ds.get_topics(), ds.get_qrels("official")

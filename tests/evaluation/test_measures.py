@@ -210,6 +210,7 @@ MIXED = ["NumRet", "NumQ", "nDCG", "nDCG@10", "nDCG(gains={0:0,1:1,2:3,3:7})@10"
          "P(rel=2)@10", "AP(rel=2)", "P(judged_only=True)@5", "nDCG(judged_only=True)@10"]
 
 
+@pytest.mark.slow
 def test_measures_of_other_settings_beside_each_other_keep_their_own_figures(run_file):
     """ir_measures' pytrec_eval provider runs trec_eval once per setting its measures ask
     for and puts those that name none (NumRet, NumQ, nDCG without gains) in whichever

@@ -44,6 +44,7 @@ def test_runs_are_reused_only_while_their_manifest_matches(tmp_path, sample):
     assert off.reused == [] and set(off.recomputed.values()) == {"reuse turned off"}
 
 
+@pytest.mark.slow
 def test_parallel_workers_give_the_same_table(tmp_path):
     one = run_experiment("arqmath-task1", out=tmp_path / "a", quiet=True)
     two = run_experiment("arqmath-task1", out=tmp_path / "b", quiet=True, workers=2)

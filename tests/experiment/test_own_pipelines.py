@@ -38,6 +38,7 @@ def restore_sys_path(monkeypatch):
     monkeypatch.setattr(sys, "path", list(sys.path))
 
 
+@pytest.mark.slow
 def test_example_script_runs_and_reuses(tmp_path):
     def run():
         return subprocess.run([sys.executable, str(EXAMPLE), "--out", str(tmp_path)],

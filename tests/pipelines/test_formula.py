@@ -193,6 +193,7 @@ def test_pruning_parameters_are_checked(findex, max_df, max_terms):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_pruned_tuples_lose_nothing_on_real_judged_formulas(tmp_path):
     # Issue 19's floor: any first-stage pruning keeps the pool's nDCG' >= 0.7668 (the
     # unpruned query's). Measured: pruned 0.7676, unpruned 0.7668.

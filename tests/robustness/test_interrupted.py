@@ -115,6 +115,7 @@ def test_two_different_experiments_into_one_runs_folder_score_their_own_runs(tmp
     assert leftovers == []
 
 
+@pytest.mark.slow
 def test_identical_experiments_into_one_runs_folder_agree(tmp_path):
     tables = _experiments(tmp_path / "runs", [None, None], 2)
     assert tables[0] == tables[1]

@@ -169,6 +169,7 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
+@pytest.mark.slow
 def test_task3_scores_per_topic_like_every_task(tmp_path, capsys, bertscore_once):
     """One evaluation path: AR, P@1, LO and CS per topic, so Task 3 gets per-topic files
     and significance tests (before: "--per-topic: arqmath-task3 has no per-topic scores")."""
