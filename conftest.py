@@ -226,12 +226,17 @@ def _holm_without_full_garbage_collections():
     collection of the test process's 700,000 objects, 0.1 to 0.5 s, four times per
     experiment (one per measure): a quarter of the time of the tests that run experiments.
     In this process it collects nothing (a collection frees memory, it changes no value);
-    patched once mathir's significance module is imported, for the rest of the run.
+    patched in statsmodels, where mathir's significance module takes it from when it runs,
+    before the first test, for the rest of the run.
     """
-    significance = sys.modules.get("mathir.evaluation.significance")
-    if significance is not None and not getattr(significance.multipletests,
-                                                "without_garbage_collections", False):
-        significance.multipletests = _without_garbage_collections(significance.multipletests)
+    multitest = sys.modules.get("statsmodels.stats.multitest")
+    if multitest is None:
+        try:
+            import statsmodels.stats.multitest as multitest
+        except ImportError:  # not installed: nothing to patch
+            return
+    if not getattr(multitest.multipletests, "without_garbage_collections", False):
+        multitest.multipletests = _without_garbage_collections(multitest.multipletests)
 
 
 @pytest.fixture(scope="session")

@@ -235,6 +235,20 @@ def test_mathir_help_loads_no_pyterrier():
     assert json.loads(out.stdout.splitlines()[-1]) == []
 
 
+def test_scoring_one_system_loads_neither_scipy_nor_statsmodels():
+    """check_test, which every scoring command calls, and the table of one system need
+    neither (a second of the start of every `mathir experiment` and `mathir evaluate`)."""
+    code = ("import sys, json, pandas as pd\n"
+            "from mathir.evaluation.significance import check_test, significance_table\n"
+            "check_test('t', 'holm')\n"
+            "significance_table({'a': pd.DataFrame({'qid': ['1', '2'], 'm': [0.1, 0.3]})}, "
+            "['m'])\n"
+            "print(json.dumps(sorted(m for m in ('scipy.stats', 'statsmodels') "
+            "if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
 def test_lazy_exports_resolve():
     import mathir
     import mathir.answer_checking

@@ -17,8 +17,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from mathir.errors import InputError
 
@@ -29,6 +27,8 @@ CORRECTIONS = ("bonferroni", "sidak", "holm-sidak", "holm", "simes-hochberg", "h
 
 
 def _paired_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
+    from scipy import stats
+
     d = a - b
     if not np.any(d != 0):
         return 1.0
@@ -85,12 +85,18 @@ def significance_table(per_topic: Mapping[str, pd.DataFrame], measures: Sequence
     b = names.index(baseline)
     d = x - x[b]
     others = [i for i in range(len(names)) if i != b]
+    # SciPy and statsmodels are imported where they are needed, not with the module: every
+    # command that scores imports it for check_test, and a table of one system needs
+    # neither (their import took a second of each `mathir experiment` or `evaluate`)
     p = np.ones(x.shape[:2])
-    p[others] = _paired_ps(x[others], x[b], d[others], test)
+    if others:
+        p[others] = _paired_ps(x[others], x[b], d[others], test)
     corrected = np.ones_like(p)
     if others and correction == "holm":
         corrected[others] = _holm(p[others].T).T
     elif others:
+        from statsmodels.stats.multitest import multipletests
+
         for j in range(len(measures)):
             _, adj, _, _ = multipletests(p[others, j].tolist(), alpha=alpha, method=correction)
             corrected[others, j] = adj
@@ -102,9 +108,12 @@ def significance_table(per_topic: Mapping[str, pd.DataFrame], measures: Sequence
         infinite = np.where(np.any(d != 0, axis=-1), np.sign(delta) * np.inf, 0.0)
         if n >= 2:
             sd = d.std(ddof=1, axis=-1)
-            half = stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
-            lo = np.where(constant, delta, delta - half)
-            hi = np.where(constant, delta, delta + half)
+            if not constant.all():  # an interval to compute (a constant one is its delta)
+                from scipy import stats
+
+                half = stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
+                lo = np.where(constant, delta, delta - half)
+                hi = np.where(constant, delta, delta + half)
             effect = np.where(sd == 0, infinite, delta / sd)
         else:  # one topic: no spread, an effect size only where the systems differ
             effect = infinite
@@ -127,6 +136,8 @@ def significance_table(per_topic: Mapping[str, pd.DataFrame], measures: Sequence
 def _paired_ps(a: np.ndarray, base: np.ndarray, d: np.ndarray, test: str) -> np.ndarray:
     """The p-values of :func:`_paired_p` for every (system, measure) row of ``a`` (systems
     x measures x topics) against ``base`` (measures x topics): the t-tests in one call."""
+    from scipy import stats
+
     p = np.ones(a.shape[:2])
     differ = np.any(d != 0, axis=-1)
     if test == "t":
