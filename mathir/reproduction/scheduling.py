@@ -27,6 +27,30 @@ from mathir.reproduction.worldtree_training import (
 from mathir.storage import sha256_file
 
 
+def _parent_state() -> dict:
+    """What a process started now would take from this one: the working folder, the
+    environment and ``sys.path`` (:func:`_in_parent_state` gives them to a process forked
+    from a fork server, which has those of the moment the server started)."""
+    return {"cwd": os.getcwd(), "environ": dict(os.environ), "sys_path": list(sys.path)}
+
+
+def _in_parent_state(state: dict, target: Callable, *args) -> object:
+    """Entry of a process of :func:`_training_context`: ``target(*args)`` in the working
+    folder, environment and ``sys.path`` of :func:`_parent_state` (a relative model path is
+    the command's, wherever the server was started).
+
+    >>> import os
+    >>> _in_parent_state(_parent_state(), os.getcwd) == os.getcwd()
+    True
+    """
+    os.chdir(state["cwd"])
+    if os.environ != state["environ"]:
+        os.environ.clear()
+        os.environ.update(state["environ"])
+    sys.path[:] = state["sys_path"]
+    return target(*args)
+
+
 def _subprocess_main(job: dict) -> None:
     """Entry of a training subprocess: its output goes to the job's log file; SIGTERM
     unwinds (the temporary model directory is removed) instead of killing outright."""
@@ -57,6 +81,8 @@ def _training_context():
     :data:`TRAINING_IMPORTS` where the platform has one, so each training is forked with
     them already imported; spawned processes elsewhere. Neither is a fork of this
     process, whose threads (PyTorch's among them) a fork would copy in whatever state.
+    A forked process starts in the server's folder and environment: its target runs
+    through :func:`_in_parent_state`.
     """
     import multiprocessing
 
@@ -129,7 +155,8 @@ def _run_jobs(jobs: list[dict], slots: int, parallel: bool, progress: Progress,
         while waiting or running:
             used = sum(job["recipe"].threads for _, job, _ in running)
             for job in next_jobs(waiting, slots - used):
-                proc = ctx.Process(target=_subprocess_main, args=(job,),
+                proc = ctx.Process(target=_in_parent_state,
+                                   args=(_parent_state(), _subprocess_main, job),
                                    name=f"mathir-train-{job['recipe'].name}")
                 proc.start()
                 running.append((proc, job, time.perf_counter()))

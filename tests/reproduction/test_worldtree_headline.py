@@ -429,6 +429,30 @@ def test_no_recipe_asks_for_more_threads_than_two_jobs_side_by_side_leave():
     assert {r.threads for r in WORLDTREE_RECIPES} == {1}
 
 
+def test_a_training_process_runs_in_the_folder_and_environment_of_the_command_now(
+        tmp_path, monkeypatch):
+    """A training is forked from a fork server, which keeps the folder and environment of
+    the moment it started: it runs in the command's current ones (a relative --models
+    path is the command's), as a spawned process does."""
+    import subprocess
+
+    from mathir.reproduction import scheduling
+
+    ctx = scheduling._training_context()
+    script = 'echo "$MATHIR_PROBE" > seen.txt'
+    for name in ("first", "second"):  # the second is forked by the server the first started
+        folder = tmp_path / name
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        monkeypatch.setenv("MATHIR_PROBE", name)
+        proc = ctx.Process(target=scheduling._in_parent_state,
+                           args=(scheduling._parent_state(), subprocess.run, ["sh", "-c", script]))
+        proc.start()
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+        assert (folder / "seen.txt").read_text() == f"{name}\n"
+
+
 # --- provenance ------------------------------------------------------------------------
 
 
