@@ -185,7 +185,7 @@ def _run_jobs(jobs: list[dict], slots: int, parallel: bool, progress: Progress,
                 proc.join()
 
 
-def train_all(task, data, seeds: Sequence[int], recipes: Sequence[Recipe], root: Path,
+def train_all(task, data, seeds: Sequence[int], recipes: Sequence[Recipe], root: Path, *,
               max_questions: int | None, device: str, parallel: bool,
               progress: Progress) -> dict[int, dict[str, Path]]:
     """Train (or reuse) every recipe's model for every seed; returns their directories.

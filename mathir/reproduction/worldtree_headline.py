@@ -302,8 +302,8 @@ def reproduce_worldtree(data: str | Path | None = None, seeds: Sequence[int] = (
     started, cpu0 = time.perf_counter(), _cpu_seconds()
     if data is None:
         progress("no --data: the embedded sample (a test of the command, not the headline)")
-    models = train_all(task, data, seeds, recipes, root, max_questions, device, parallel,
-                       progress)
+    models = train_all(task, data, seeds, recipes, root, max_questions=max_questions,
+                       device=device, parallel=parallel, progress=progress)
     trained = time.perf_counter()
     runs: dict[str, dict] = {}
     reference_maps: dict[str, dict] = {}
